@@ -1,0 +1,227 @@
+"""Tests as small decorated functions: a probe that measures, a judge that decides.
+
+A case's probe receives the student's function and returns a dict of measurements (values,
+shapes, shardings, collectives). It runs next to the code under test. Its judge runs in the
+trusted grader and compares those measurements with the reference solution's.
+
+Public cases live in :mod:`grader.public`, hidden ones in :mod:`grader.hidden`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import traceback
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from grader import messages as msg
+from grader import plain
+from grader.course import BY_NAME
+from grader.devices import DEFAULT_DEVICES
+from grader.judge import Hint, Verdict, same
+from grader.results import TestResult
+
+Probe = Callable[[Callable], dict]
+Judge = Callable[[dict, dict], Verdict]
+
+#: Packages holding test modules; a release for students ships only the public one.
+PACKAGES = {False: "grader.public", True: "grader.hidden"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test of one exercise."""
+
+    exercise: str
+    name: str
+    probe: Probe
+    judge: Judge
+    points: float
+    hidden: bool
+    devices: tuple[int, ...] | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.exercise}:{self.name}"
+
+    @property
+    def device_counts(self) -> tuple[int, ...]:
+        """Device counts the grader runs this case on."""
+        if self.devices:
+            return self.devices
+        return BY_NAME[self.exercise].device_counts if self.hidden else (DEFAULT_DEVICES,)
+
+
+_REGISTRY: dict[str, Case] = {}
+
+
+def case(
+    exercise: str,
+    *,
+    hidden: bool,
+    points: float = 1,
+    devices: tuple[int, ...] | None = None,
+    judge: Judge | None = None,
+    hints: Sequence[Hint] = (),
+) -> Callable[[Probe], Probe]:
+    """Register the decorated probe as a test of ``exercise``.
+
+    Without ``judge``, every measurement whose name does not start with ``_`` must match the
+    reference's; names with ``_`` carry context for ``hints`` (for example the value a
+    forgotten psum would give).
+    """
+    if exercise not in BY_NAME:
+        raise ValueError(f"unknown exercise {exercise!r}")
+
+    def register(probe: Probe) -> Probe:
+        found = Case(
+            exercise=exercise,
+            name=probe.__name__,
+            probe=probe,
+            judge=judge or same(hints=hints),
+            points=points,
+            hidden=hidden,
+            devices=devices,
+        )
+        if found.id in _REGISTRY and _REGISTRY[found.id].probe is not probe:
+            raise ValueError(f"two tests are named {found.id}")
+        _REGISTRY[found.id] = found
+        return probe
+
+    return register
+
+
+def load(hidden: bool = True) -> list[Case]:
+    """All registered cases, public first, in definition order; hidden ones when asked for
+    and present (a student release has none)."""
+    for is_hidden in (False, True) if hidden else (False,):
+        try:
+            package = importlib.import_module(PACKAGES[is_hidden])
+        except ModuleNotFoundError:
+            continue
+        for module in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{module.name}")
+    return [c for c in _REGISTRY.values() if hidden or not c.hidden]
+
+
+def for_exercise(name: str, hidden: bool = True) -> list[Case]:
+    """The cases of one exercise."""
+    return [c for c in load(hidden) if c.exercise == name]
+
+
+# --- measuring (next to the code under test) ---------------------------------------------
+def measure(found: Case, fn: Callable) -> dict[str, Any]:
+    """Run a probe on ``fn``: ``{"ok": True, "data": ...}`` or ``{"ok": False, "error": ...}``.
+
+    Whatever the function prints or warns is not the probe's business; any exception,
+    KeyboardInterrupt and SystemExit included, becomes an error report.
+    """
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            data = plain.to_plain(found.probe(fn))
+    except BaseException as exc:  # noqa: BLE001 - the student's code may raise anything
+        return {"ok": False, "error": describe_error(exc)}
+    return {"ok": True, "data": data}
+
+
+def describe_error(exc: BaseException) -> dict[str, str]:
+    """The type, message and innermost frame of an exception, as plain strings."""
+    try:
+        text = str(exc)
+    except BaseException:  # noqa: BLE001 - a hostile __str__
+        text = "<the exception's message could not be read>"
+    try:
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        line = f"{where.filename}, line {where.lineno}"
+    except BaseException:  # noqa: BLE001
+        line = ""
+    return {"type": type(exc).__name__, "message": text[:2000], "where": line}
+
+
+# --- deciding (trusted side) ---------------------------------------------------------------
+def decide(found: Case, outcomes: dict[int, dict], wants: dict[int, dict]) -> TestResult:
+    """Judge a case from the student's outcome and the reference's, per device count.
+
+    The case passes when it passes on every device count; the first failure is reported.
+    """
+    name = found.exercise
+    for devices, outcome in outcomes.items():
+        want = wants.get(devices)
+        status, message, hint, got_text, want_text = _judge_one(found, name, outcome, want)
+        if status != msg.PASSED:
+            return TestResult(
+                test=found.name,
+                points=0,
+                max_points=found.points,
+                status=status,
+                message=message,
+                hint=hint,
+                devices=[devices],
+                got=got_text,
+                want=want_text,
+                hidden=found.hidden,
+            )
+    return TestResult(
+        test=found.name,
+        points=found.points,
+        max_points=found.points,
+        status=msg.PASSED,
+        devices=sorted(outcomes, reverse=True),
+        hidden=found.hidden,
+    )
+
+
+def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
+    if outcome.get("missing"):
+        return msg.NOT_FOUND, outcome["missing"], None, None, None
+    if "timeout" in outcome:
+        text = msg.MSG_TIMEOUT.format(seconds=outcome["timeout"], devices=outcome["devices"])
+        return msg.TIMEOUT, text, None, None, None
+    if "crashed" in outcome:
+        text = msg.MSG_CRASHED.format(name=name, devices=outcome["devices"], how=outcome["crashed"])
+        return msg.CRASHED, text, None, None, None
+    if "not_run" in outcome:
+        return msg.ERROR, msg.MSG_NOT_RUN.format(reason=outcome["not_run"]), None, None, None
+    if not outcome.get("ok"):
+        error = outcome.get("error") or {}
+        if error.get("type") == "NotImplementedError":
+            return msg.NOT_ATTEMPTED, msg.MSG_NOT_ATTEMPTED.format(name=name), None, None, None
+        full = str(error.get("message", ""))
+        text = msg.MSG_RAISED.format(
+            name=name, type=error.get("type", "an error"), message=_shorten(full)
+        )
+        return msg.ERROR, text, msg.error_hint(full), None, None
+    if want is None or not want.get("ok"):
+        problem = (want or {}).get("error", {}).get("message", "no reference result")
+        return msg.ERROR, f"the reference solution failed this test: {problem}", None, None, None
+    try:
+        got_data = plain.from_plain(outcome["data"])
+        want_data = plain.from_plain(want["data"])
+    except plain.NotPlain as exc:
+        return msg.ERROR, msg.MSG_BAD_DATA.format(name=name, problem=exc), None, None, None
+    if not isinstance(got_data, dict):
+        problem = "measurements are not a dict"
+        return msg.ERROR, msg.MSG_BAD_DATA.format(name=name, problem=problem), None, None, None
+    verdict = found.judge(got_data, want_data)
+    if verdict.passed:
+        return msg.PASSED, "", None, None, None
+    shown = [k for k in want_data if not k.startswith("_")]
+    got_text = _show(got_data, shown)
+    want_text = None if found.hidden else _show(want_data, shown)
+    return msg.FAILED, verdict.message, verdict.hint, got_text, want_text
+
+
+def _shorten(text: str, limit: int = 300) -> str:
+    """The first paragraph of an error message, at most ``limit`` characters."""
+    first = text.strip().split("\n\n")[0]
+    return first if len(first) <= limit else first[: limit - 3] + "..."
+
+
+def _show(data: dict, keys: list[str]) -> str:
+    if keys == ["result"]:
+        return plain.describe(data.get("result"))
+    return plain.describe({k: data[k] for k in keys if k in data})

@@ -1,0 +1,94 @@
+"""Command line: argument parsing only; each verb's work lives in its own module."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+USAGE_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, no usage dump
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message}\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m grader", description=__doc__)
+    verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
+
+    grade = verbs.add_parser("grade", help="grade a folder of submissions")
+    grade.add_argument("submissions", type=Path, help="one entry (folder or file) per student")
+    grade.add_argument("--out", type=Path, required=True, help="folder for the gradebook")
+    grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                       help="submissions graded at once (default: the number of cores)")
+    grade.add_argument("--timeout", type=float, default=60.0,
+                       help="seconds allowed per exercise and per notebook cell (default 60)")
+    grade.add_argument("--solutions", type=Path, default=None,
+                       help="reference solutions (default: solutions/ of the course)")
+
+    verbs.add_parser("generate", help="write exercises/ from solutions/")
+    verbs.add_parser("refresh-expected",
+                     help="recompute the public tests' expected values from solutions/")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.verb == "grade":
+        return _grade(args)
+    if args.verb == "generate":
+        from grader import notebooks
+
+        for name in notebooks.generate():
+            print(f"wrote exercises/{name}")
+        return 0
+    from grader import expected
+
+    path = expected.refresh()
+    print(f"wrote {path}")
+    return 0
+
+
+def _fail(message: str) -> int:
+    print(f"python -m grader: error: {message}", file=sys.stderr)
+    return USAGE_ERROR
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from grader import grade, report
+    from grader.runner import Limits
+
+    if not args.submissions.is_dir():
+        return _fail(f"{args.submissions} is not a folder of submissions")
+    if not grade.submission.discover(args.submissions):
+        return _fail(f"{args.submissions} holds no submission (.ipynb, .py or folder)")
+    if args.jobs < 1 or args.timeout <= 0:
+        return _fail("--jobs and --timeout must be positive")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        probe = args.out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        return _fail(f"cannot write to {args.out}: {exc.strerror or exc}")
+    limits = Limits(exercise=args.timeout, cell=args.timeout)
+    try:
+        results = grade.grade(
+            args.submissions,
+            args.out,
+            jobs=args.jobs,
+            limits=limits,
+            solutions=args.solutions or grade.SOLUTIONS,
+            progress=lambda r: print(
+                f"graded {r.student}: {r.total:g}/{r.max_total:g}", file=sys.stderr
+            ),
+        )
+    except grade.GradingError as exc:
+        print(f"python -m grader: error: {exc}", file=sys.stderr)
+        return 1
+    print(report.table(results))
+    print(f"\nwrote {args.out / 'gradebook.csv'} and {args.out / 'results.json'}")
+    return 0

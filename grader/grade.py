@@ -1,0 +1,139 @@
+"""Grading a folder of submissions against every test, public and hidden.
+
+For each device count the tests need, the reference solutions run once in a worker to give
+the expected measurements; each submission then runs in workers of its own, and the trusted
+judges compare. Results go to ``OUT/results.json`` and ``OUT/gradebook.csv``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import jax
+
+from grader import cases as case_registry
+from grader import submission
+from grader.cases import Case
+from grader.course import EXERCISES
+from grader.results import ExerciseResult, StudentResult
+from grader.runner import Limits, Run, run
+
+#: Where the reference solutions live in a clone of the course repository.
+SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+
+
+class GradingError(Exception):
+    """The batch cannot be graded (for example, the reference solutions fail)."""
+
+
+def device_counts(cases: Sequence[Case]) -> list[int]:
+    """Every device count some case runs on, largest first."""
+    return sorted({n for c in cases for n in c.device_counts}, reverse=True)
+
+
+def measure(sources, cases: Sequence[Case], limits: Limits) -> dict[int, Run]:
+    """Run ``sources`` on every device count the cases need."""
+    return {
+        n: run(sources, [c for c in cases if n in c.device_counts], n, limits)
+        for n in device_counts(cases)
+    }
+
+
+def reference(solutions: Path, cases: Sequence[Case], limits: Limits) -> dict[int, Run]:
+    """The reference solutions' measurements; fails loudly if any test fails on them."""
+    if not solutions.is_dir():
+        raise GradingError(f"the reference solutions folder {solutions} does not exist")
+    loaded = submission.load(solutions)
+    if loaded.problems or not loaded.sources:
+        raise GradingError(f"cannot read the reference solutions: {loaded.problems or 'empty'}")
+    runs = measure(loaded.sources, cases, limits)
+    for n, result in runs.items():
+        for case_id, outcome in result.outcomes.items():
+            if not outcome.get("ok"):
+                raise GradingError(
+                    f"the reference solution fails {case_id} on {n} devices: {outcome}; "
+                    f"problems: {result.problems}"
+                )
+    return runs
+
+
+def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
+             wants: dict[int, Run], problems: Sequence[str] = ()) -> StudentResult:
+    """Judge every case from the student's and the reference's measurements."""
+    exercises = {e.name: ExerciseResult(e.name, []) for e in EXERCISES}
+    for c in cases:
+        outcomes = {n: runs[n].outcomes[c.id] for n in c.device_counts}
+        expected = {n: wants[n].outcomes.get(c.id) for n in c.device_counts}
+        exercises[c.exercise].tests.append(case_registry.decide(c, outcomes, expected))
+    notes = list(problems) + [p for n in sorted(runs, reverse=True) for p in runs[n].problems]
+    return StudentResult(student, exercises, list(dict.fromkeys(notes)))
+
+
+def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
+                limits: Limits) -> StudentResult:
+    """Grade one student."""
+    loaded = submission.load(entry)
+    runs = measure(loaded.sources, cases, limits)
+    return assemble(loaded.student, cases, runs, wants, loaded.problems)
+
+
+def grade(
+    submissions: Path,
+    out: Path,
+    *,
+    jobs: int = os.cpu_count() or 1,
+    limits: Limits = Limits(),
+    solutions: Path = SOLUTIONS,
+    progress: Callable[[StudentResult], None] = lambda result: None,
+) -> list[StudentResult]:
+    """Grade every entry of ``submissions`` and write the outputs to ``out``."""
+    entries = submission.discover(submissions)
+    names = [submission.student_name(e) for e in entries]
+    clashes = sorted({n for n in names if names.count(n) > 1})
+    if clashes:
+        raise GradingError(f"several entries belong to the same student: {', '.join(clashes)}")
+    cases = case_registry.load(hidden=True)
+    wants = reference(solutions, cases, limits)
+    results = []
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        for result in pool.map(lambda e: grade_entry(e, cases, wants, limits), entries):
+            results.append(result)
+            progress(result)
+    write(out, results)
+    return results
+
+
+def write(out: Path, results: Sequence[StudentResult]) -> None:
+    """Write ``results.json`` and ``gradebook.csv``, each atomically."""
+    out.mkdir(parents=True, exist_ok=True)
+    report = {
+        "jax_version": jax.__version__,
+        "exercises": [e.name for e in EXERCISES],
+        "students": {r.student: r.to_json() for r in results},
+    }
+    _write_atomic(out / "results.json", json.dumps(report, indent=2, allow_nan=False))
+    _write_atomic(out / "gradebook.csv", gradebook_csv(results))
+
+
+def gradebook_csv(results: Sequence[StudentResult]) -> str:
+    """One row per student: the points of each exercise, then the total."""
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["student", *(e.name for e in EXERCISES), "total"])
+    for r in sorted(results, key=lambda r: r.student):
+        writer.writerow(
+            [r.student, *(f"{r.exercises[e.name].points:g}" for e in EXERCISES), f"{r.total:g}"]
+        )
+    return text.getvalue()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    temporary = path.with_name(f".{path.name}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)

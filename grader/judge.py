@@ -1,0 +1,161 @@
+"""Deciding, on the trusted side, whether measurements match the reference's.
+
+Judges only see plain data (see :mod:`grader.plain`): what the student's function produced
+(``got``) and what the reference solution produced for the same probe (``want``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from grader import messages as msg
+
+RTOL = 1e-4
+ATOL = 1e-5
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judge's decision on one test."""
+
+    passed: bool
+    message: str = ""
+    hint: str | None = None
+
+
+PASS = Verdict(True)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A likely mistake: when ``when(got, want)`` holds for a failed test, show ``text``."""
+
+    when: Callable[[dict, dict], bool]
+    text: str
+
+
+def difference(got: Any, want: Any, where: str = "the result") -> str | None:
+    """Why ``got`` differs from ``want``, or None when they agree (shapes exactly)."""
+    if isinstance(want, np.ndarray):
+        if not isinstance(got, np.ndarray):
+            return msg.MSG_TYPE.format(where=where, got=_kind_of(got), want="an array")
+        if got.shape != want.shape:
+            return msg.MSG_SHAPE.format(where=where, got=got.shape, want=want.shape)
+        if (got.dtype.kind == "f") != (want.dtype.kind == "f"):
+            return msg.MSG_KIND.format(where=where, got=_values(got), want=_values(want))
+        if want.dtype.kind == "f":
+            same = np.allclose(got, want, rtol=RTOL, atol=ATOL, equal_nan=True)
+        else:
+            same = np.array_equal(got, want)
+        return None if same else msg.MSG_VALUES.format(where=where)
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return msg.MSG_TYPE.format(where=where, got=_kind_of(got), want="a dict")
+        if sorted(got) != sorted(want):
+            return msg.MSG_KEYS.format(where=where, got=sorted(got), want=sorted(want))
+        for key in want:
+            problem = difference(got[key], want[key], f"{where}[{key!r}]")
+            if problem:
+                return problem
+        return None
+    if isinstance(want, list):
+        if not isinstance(got, list):
+            return msg.MSG_TYPE.format(where=where, got=_kind_of(got), want="a list")
+        if len(got) != len(want):
+            return msg.MSG_LENGTH.format(where=where, got=len(got), want=len(want))
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            problem = difference(g, w, f"{where}[{i}]")
+            if problem:
+                return problem
+        return None
+    return None if got == want else msg.MSG_TYPE.format(where=where, got=got, want=want)
+
+
+def close(got: Any, want: Any) -> bool:
+    """True when ``got`` matches ``want`` as :func:`difference` sees it."""
+    return difference(got, want) is None
+
+
+def _kind_of(value: Any) -> str:
+    return "an array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
+
+
+def _values(array: np.ndarray) -> str:
+    return "floating-point" if array.dtype.kind == "f" else "integer or boolean"
+
+
+def same(*keys: str, hints: Sequence[Hint] = ()) -> Callable[[dict, dict], Verdict]:
+    """A judge: the measurements named by ``keys`` (default: all without a leading ``_``)
+    must match the reference's; on failure the first hint that applies is shown."""
+
+    def judge(got: dict, want: dict) -> Verdict:
+        for key in keys or [k for k in want if not k.startswith("_")]:
+            if key not in got:
+                return Verdict(False, f"measurement {key!r} is missing")
+            problem = difference(got[key], want[key], "the result" if key == "result" else key)
+            if problem:
+                hint = next((h.text for h in hints if _applies(h, got, want)), None)
+                return Verdict(False, problem, hint)
+        return PASS
+
+    return judge
+
+
+def _applies(hint: Hint, got: dict, want: dict) -> bool:
+    try:
+        return bool(hint.when(got, want))
+    except (KeyError, TypeError, ValueError):
+        return False
+
+
+def traces(primitive: str, axis: str, hint: str | None = None) -> Callable[[dict, dict], Verdict]:
+    """A judge for :func:`grader.probes.jaxpr_summary`: a collective whose primitive starts
+    with ``primitive`` (``psum`` also matches ``psum_invariant``) must act over ``axis``."""
+
+    def judge(got: dict, want: dict) -> Verdict:
+        for found in got.get("collectives", []):
+            if str(found.get("primitive", "")).startswith(primitive) and axis in found.get(
+                "axes", []
+            ):
+                return PASS
+        seen = sorted({f"{c.get('primitive')} over {c.get('axes')}" for c in
+                       got.get("collectives", [])})
+        return Verdict(
+            False,
+            msg.MSG_NOT_TRACED.format(primitive=primitive, axis=axis,
+                                      seen=", ".join(seen) or "no collective"),
+            hint,
+        )
+
+    return judge
+
+
+def compiles_to(op: str, hint: str | None = None) -> Callable[[dict, dict], Verdict]:
+    """A judge for :func:`grader.probes.hlo_collectives`: where the reference's compiled code
+    has an ``op``, the student's must have one too."""
+
+    def judge(got: dict, want: dict) -> Verdict:
+        needed = np.asarray(want.get(op, 0)).item()
+        have = np.asarray(got.get(op, 0)).item() if op in got else 0
+        if needed and not have:
+            return Verdict(False, msg.MSG_NOT_COMPILED.format(op=op), hint)
+        return PASS
+
+    return judge
+
+
+def runs_on_mesh(got: dict, want: dict) -> Verdict:
+    """A judge for :func:`grader.probes.jaxpr_summary`: a shard_map over the same mesh as the
+    reference's (axis names and sizes) must be traced."""
+    meshes = [m.get("mesh") for m in got.get("shard_maps", [])]
+    for wanted in want.get("shard_maps", []):
+        if wanted.get("mesh") not in meshes:
+            return Verdict(
+                False,
+                msg.MSG_MESH.format(want=wanted.get("mesh"), got=meshes or "no shard_map"),
+            )
+    return PASS

@@ -1,0 +1,87 @@
+"""Plain data: what crosses from a worker to the trusted grader.
+
+A worker turns whatever a student's function returned into JSON-ready data made only of
+dicts, lists, strings and numbers (:func:`to_plain`). The trusted side reads it back into numpy
+arrays (:func:`from_plain`) without ever unpickling or calling anything the student made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+#: An array larger than this is not sent back: no test needs one.
+MAX_ELEMENTS = 1_000_000
+
+
+class NotPlain(TypeError):
+    """A value that cannot be turned into plain data."""
+
+
+def to_plain(value: Any) -> Any:
+    """Turn a probe's measurement into tagged, JSON-ready data (runs in the worker)."""
+    if isinstance(value, str):
+        return {"str": value}
+    if value is None:
+        return {"none": None}
+    if isinstance(value, dict):
+        return {"dict": {str(k): to_plain(v) for k, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return {"list": [to_plain(v) for v in value]}
+    try:
+        array = np.asarray(value)
+    except Exception as exc:  # the student's object refused to become an array
+        raise NotPlain(f"{type(value).__name__} cannot be read as an array: {exc}") from None
+    if array.dtype == object or array.dtype.kind not in "biuf":
+        raise NotPlain(f"expected numbers, got a {type(value).__name__} of {array.dtype}")
+    if array.size > MAX_ELEMENTS:
+        raise NotPlain(f"array of {array.size} elements is larger than any test needs")
+    kind = "bool" if array.dtype.kind == "b" else "int" if array.dtype.kind in "iu" else "float"
+    return {
+        "array": array.astype(float if kind == "float" else int).tolist(),
+        "kind": kind,
+        "dtype": str(array.dtype),
+        "shape": list(array.shape),
+    }
+
+
+def from_plain(data: Any) -> Any:
+    """Read tagged data back (runs in the trusted grader); arrays become numpy arrays."""
+    if not isinstance(data, dict) or len(data) < 1:
+        raise NotPlain(f"malformed data: {str(data)[:80]}")
+    if "array" in data:
+        shape = tuple(int(d) for d in data["shape"])
+        kind = {"bool": bool, "int": np.int64, "float": np.float64}[data["kind"]]
+        array = np.array(data["array"], dtype=kind)
+        if array.shape != shape:
+            raise NotPlain(f"array data does not have the stated shape {shape}")
+        return array
+    (tag, inner), *rest = data.items()
+    if rest:
+        raise NotPlain(f"malformed data: {str(data)[:80]}")
+    if tag == "str" and isinstance(inner, str):
+        return inner
+    if tag == "none":
+        return None
+    if tag == "dict" and isinstance(inner, dict):
+        return {str(k): from_plain(v) for k, v in inner.items()}
+    if tag == "list" and isinstance(inner, list):
+        return [from_plain(v) for v in inner]
+    raise NotPlain(f"malformed data: {str(data)[:80]}")
+
+
+def describe(value: Any, limit: int = 300) -> str:
+    """A short human-readable text of plain data, for feedback."""
+    if isinstance(value, np.ndarray):
+        with np.printoptions(threshold=20, edgeitems=3, precision=5, suppress=True):
+            text = np.array2string(value, separator=", ")
+        if value.ndim:
+            text = f"{text} (shape {value.shape})"
+    elif isinstance(value, dict):
+        text = "{" + ", ".join(f"{k!r}: {describe(v, limit)}" for k, v in value.items()) + "}"
+    elif isinstance(value, list):
+        text = "[" + ", ".join(describe(v, limit) for v in value) + "]"
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

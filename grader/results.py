@@ -1,0 +1,156 @@
+"""Results of grading: one object per test, exercise and student, rendered as HTML (in a
+notebook), text (on a terminal) or JSON (in ``results.json``)."""
+
+from __future__ import annotations
+
+import html
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from grader import messages as msg
+
+
+@dataclass
+class TestResult:
+    """One test of one exercise, possibly run on several device counts."""
+
+    test: str
+    points: float
+    max_points: float
+    status: str
+    message: str = ""
+    hint: str | None = None
+    devices: list[int] = field(default_factory=list)
+    got: str | None = None
+    want: str | None = None
+    hidden: bool = False
+
+
+@dataclass(repr=False)
+class ExerciseResult:
+    """All tests of one exercise for one student."""
+
+    name: str
+    tests: list[TestResult]
+
+    @property
+    def points(self) -> float:
+        return sum(t.points for t in self.tests)
+
+    @property
+    def max_points(self) -> float:
+        return sum(t.max_points for t in self.tests)
+
+    @property
+    def status(self) -> str:
+        statuses = [t.status for t in self.tests]
+        if self.points == self.max_points:
+            return msg.PASSED
+        for whole in (msg.NOT_FOUND, msg.NOT_ATTEMPTED):
+            if statuses and all(s == whole for s in statuses):
+                return whole
+        for serious in (msg.TIMEOUT, msg.CRASHED):
+            if serious in statuses:
+                return serious
+        return msg.PARTIAL if self.points > 0 else msg.FAILED
+
+    @property
+    def first_failure(self) -> TestResult | None:
+        return next((t for t in self.tests if t.status != msg.PASSED), None)
+
+    @property
+    def message(self) -> str:
+        failure = self.first_failure
+        return failure.message if failure else ""
+
+    @property
+    def hint(self) -> str | None:
+        return next((t.hint for t in self.tests if t.hint), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "points": self.points,
+            "max_points": self.max_points,
+            "status": self.status,
+            "message": self.message,
+            "hint": self.hint,
+            "tests": [asdict(t) for t in self.tests],
+        }
+
+    # --- renderings -------------------------------------------------------------------
+    def __str__(self) -> str:
+        lines = [f"{self.name}: {self.status} ({_num(self.points)}/{_num(self.max_points)})"]
+        for t in self.tests:
+            mark = "ok  " if t.status == msg.PASSED else "FAIL"
+            lines.append(f"  {mark} {t.test}{_on(t.devices)}: {t.status}")
+            if t.status != msg.PASSED:
+                lines += [f"       {t.message}"] if t.message else []
+                lines += [f"       yours:    {t.got}"] if t.got is not None else []
+                lines += [f"       expected: {t.want}"] if t.want is not None else []
+                lines += [f"       hint: {t.hint}"] if t.hint else []
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_html_(self) -> str:
+        colour = _COLOURS.get(self.status, "#b3261e")
+        rows = "".join(_html_row(t) for t in self.tests)
+        hint = f"<p><b>Hint:</b> {html.escape(self.hint)}</p>" if self.hint else ""
+        return (
+            f'<div class="grader-result" data-status="{html.escape(self.status)}" '
+            f'style="border-left:6px solid {colour};padding:4px 10px;margin:4px 0">'
+            f"<p><b>{html.escape(self.name)}</b>: "
+            f'<span style="color:{colour};font-weight:bold">{html.escape(self.status)}</span>'
+            f" ({_num(self.points)}/{_num(self.max_points)} points)</p>"
+            f'<table><tr><th style="text-align:left">test</th><th>result</th>'
+            f'<th style="text-align:left">yours</th><th style="text-align:left">expected</th>'
+            f"</tr>{rows}</table>{hint}</div>"
+        )
+
+
+@dataclass
+class StudentResult:
+    """Everything graded for one student."""
+
+    student: str
+    exercises: dict[str, ExerciseResult]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def total(self) -> float:
+        return sum(e.points for e in self.exercises.values())
+
+    @property
+    def max_total(self) -> float:
+        return sum(e.max_points for e in self.exercises.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "max_total": self.max_total,
+            "problems": self.problems,
+            "exercises": {name: e.to_json() for name, e in self.exercises.items()},
+        }
+
+
+_COLOURS = {msg.PASSED: "#1e7b34", msg.PARTIAL: "#a86400", msg.NOT_ATTEMPTED: "#5f6368"}
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def _on(devices: list[int]) -> str:
+    return f" [{', '.join(map(str, devices))} devices]" if devices else ""
+
+
+def _html_row(t: TestResult) -> str:
+    colour = _COLOURS.get(t.status, "#b3261e")
+    detail = f"<br><small>{html.escape(t.message)}</small>" if t.message else ""
+    cells = [
+        f"{html.escape(t.test)}{html.escape(_on(t.devices))}{detail}",
+        f'<span style="color:{colour}">{html.escape(t.status)}</span>',
+        f"<code>{html.escape(t.got)}</code>" if t.got is not None else "",
+        f"<code>{html.escape(t.want)}</code>" if t.want is not None else "",
+    ]
+    return "<tr>" + "".join(f'<td style="text-align:left">{c}</td>' for c in cells) + "</tr>"

@@ -1,0 +1,260 @@
+"""The trusted side of a worker: start it, send requests, enforce time limits, replace it.
+
+:func:`run` executes one set of sources (a submission or the reference solutions) on one
+device count and measures a list of cases, surviving crashes and hangs: a cell or an exercise
+that kills or stalls its worker is recorded, the whole process group is killed, and a fresh
+worker goes on without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from grader import messages as msg
+from grader.cases import Case
+
+#: How much of what a submission prints is kept for its feedback.
+KEEP_OUTPUT = 16_000
+#: The longest reply line read from a worker.
+MAX_REPLY = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Time limits in seconds."""
+
+    exercise: float = 60.0
+    cell: float = 60.0
+    start: float = 120.0
+
+
+@dataclass(frozen=True)
+class Source:
+    """A piece of code to execute, with where it came from (``lab.ipynb, cell 3``)."""
+
+    label: str
+    code: str
+
+
+class WorkerDied(Exception):
+    """The worker's process ended."""
+
+
+class WorkerTimeout(Exception):
+    """The worker did not answer in time."""
+
+
+class WorkerProcess:
+    """One worker process on a fixed number of devices."""
+
+    def __init__(self, devices: int) -> None:
+        self.devices = devices
+        self.home = tempfile.TemporaryDirectory(prefix="grader-worker-")
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": self.home.name,
+            "TMPDIR": self.home.name,
+            "JAX_PLATFORMS": "cpu",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "MPLBACKEND": "Agg",
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-I", "-m", "grader.worker", str(devices)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self.home.name,
+            env=env,
+            start_new_session=True,
+        )
+        self.replies: queue.Queue[bytes | None] = queue.Queue()
+        self.output = bytearray()
+        threading.Thread(target=self._read_replies, daemon=True).start()
+        threading.Thread(target=self._drain_output, daemon=True).start()
+
+    def _read_replies(self) -> None:
+        stream = self.process.stdout
+        while line := stream.readline(MAX_REPLY):
+            self.replies.put(line)
+        self.replies.put(None)
+
+    def _drain_output(self) -> None:
+        stream = self.process.stderr
+        while chunk := stream.read1(65536):
+            if len(self.output) < KEEP_OUTPUT:
+                self.output += chunk[: KEEP_OUTPUT - len(self.output)]
+
+    def receive(self, req: str, timeout: float) -> dict:
+        """The reply to request ``req``; lines that are not it are ignored."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerTimeout
+            try:
+                line = self.replies.get(timeout=remaining)
+            except queue.Empty:
+                raise WorkerTimeout from None
+            if line is None:
+                raise WorkerDied(self.how_it_ended())
+            try:
+                reply = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(reply, dict) and reply.get("req") == req:
+                return reply
+
+    def request(self, op: str, timeout: float, **fields: object) -> dict:
+        """Send one request and wait for its reply."""
+        req = secrets.token_hex(8)
+        try:
+            self.process.stdin.write((json.dumps({"op": op, "req": req, **fields}) + "\n").encode())
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise WorkerDied(self.how_it_ended()) from None
+        return self.receive(req, timeout)
+
+    def how_it_ended(self) -> str:
+        try:
+            code = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return "it stopped answering"
+        if code < 0:
+            name = signal.Signals(-code).name if -code in signal.Signals.__members__.values() \
+                else str(-code)
+            return f"killed by signal {name}"
+        return f"exit code {code}"
+
+    def close(self) -> None:
+        """Kill the worker and everything it started."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self.home.cleanup()
+
+
+@dataclass
+class Run:
+    """What one run measured: an outcome per case id, and what went wrong loading the code."""
+
+    devices: int
+    outcomes: dict[str, dict] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    output: str = ""
+
+
+def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: Limits) -> Run:
+    """Execute ``sources`` in a worker on ``devices`` devices and measure every case."""
+    result = Run(devices)
+    skip: set[int] = set()
+    reported: set[int] = set()
+    todo: dict[str, list[Case]] = {}
+    for found in cases:
+        todo.setdefault(found.exercise, []).append(found)
+
+    while todo:
+        try:
+            worker = WorkerProcess(devices)
+        except OSError as exc:
+            why = str(exc) or "no answer in time"
+            _give_up(result, todo, msg.MSG_WORKER_FAILED.format(devices=devices, why=why))
+            return result
+        try:
+            ready = worker.receive("ready", limits.start)
+            if not ready.get("ok"):
+                raise WorkerDied(f"it has {ready.get('devices')} devices")
+            if _load(worker, sources, skip, reported, result, limits):
+                _measure(worker, todo, result, limits)
+        except (WorkerDied, WorkerTimeout) as exc:  # not the submission's doing
+            why = str(exc) or "no answer in time"
+            _give_up(result, todo, msg.MSG_WORKER_FAILED.format(devices=devices, why=why))
+        finally:
+            result.output += worker.output.decode(errors="replace")
+            worker.close()
+    return result
+
+
+def _load(worker, sources, skip, reported, result, limits) -> bool:
+    """Run the sources not skipped; False when one of them took the worker down."""
+    for index, source in enumerate(sources):
+        if index in skip:
+            continue
+        try:
+            reply = worker.request("cell", limits.cell, label=source.label, source=source.code)
+        except (WorkerDied, WorkerTimeout) as exc:
+            skip.add(index)
+            reported.add(index)
+            if isinstance(exc, WorkerTimeout):
+                text = msg.MSG_CELL_TIMEOUT.format(where=source.label, seconds=limits.cell)
+            else:
+                text = msg.MSG_CELL_CRASHED.format(where=source.label, how=exc)
+            result.problems.append(text)
+            return False
+        if not reply.get("ok") and index not in reported:
+            reported.add(index)
+            error = reply.get("error") or {}
+            result.problems.append(
+                msg.MSG_CELL_RAISED.format(
+                    where=source.label,
+                    type=error.get("type", "an error"),
+                    message=str(error.get("message", ""))[:300],
+                )
+            )
+    return True
+
+
+def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits) -> None:
+    """Measure the cases of every exercise still to do, removing each as it is done; stop at
+    the first exercise that took the worker down or stalled it."""
+    found = worker.request("lookup", limits.cell, names=list(todo)).get("found", {})
+    for exercise in list(todo):
+        kind = found.get(exercise, "missing")
+        if kind != "function":
+            text = (
+                msg.MSG_NOT_FOUND.format(name=exercise)
+                if kind == "missing"
+                else msg.MSG_NOT_CALLABLE.format(name=exercise, kind=kind)
+            )
+            for c in todo.pop(exercise):
+                result.outcomes[c.id] = {"ok": False, "missing": text}
+    for exercise in list(todo):
+        deadline = time.monotonic() + limits.exercise
+        pending = todo.pop(exercise)
+        for i, c in enumerate(pending):
+            try:
+                reply = worker.request("probe", deadline - time.monotonic(), case_id=c.id)
+            except WorkerTimeout:
+                failure = {"ok": False, "timeout": limits.exercise, "devices": worker.devices}
+            except WorkerDied as exc:
+                failure = {"ok": False, "crashed": str(exc), "devices": worker.devices}
+            else:
+                reply.pop("req", None)
+                result.outcomes[c.id] = reply
+                continue
+            for rest in pending[i:]:
+                result.outcomes[rest.id] = failure
+            return
+
+
+def _give_up(result: Run, todo: dict[str, list[Case]], why: str) -> None:
+    for exercise in list(todo):
+        for c in todo.pop(exercise):
+            result.outcomes[c.id] = {"ok": False, "not_run": why}

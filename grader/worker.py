@@ -1,0 +1,104 @@
+"""The worker: runs a student's code and the probes next to it, in a process of its own.
+
+Started by :mod:`grader.runner` as ``python -I -m grader.worker DEVICES``. It fixes the device
+count before JAX starts, then answers requests read as JSON lines on stdin with JSON lines on
+its original stdout. The student's code sees /dev/null as stdin, and its stdout and stderr both
+go to the worker's stderr, so nothing it prints can pass for a reply.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+
+class _SilentShell:
+    """Stands in for IPython's shell: magics and ``!`` commands do nothing."""
+
+    def __getattr__(self, name: str) -> Any:
+        return lambda *args, **kwargs: None
+
+
+def _to_python(source: str) -> str:
+    """Rewrite IPython syntax (magics, ``!`` lines) as calls on the silent shell."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(source)
+
+
+class Worker:
+    """State of one worker: the namespace the student's code ran in."""
+
+    def __init__(self, replies: TextIO) -> None:
+        self.replies = replies
+        shell = _SilentShell()
+        self.namespace: dict[str, Any] = {
+            "__name__": "__submission__",
+            "__builtins__": builtins,
+            "get_ipython": lambda: shell,
+            "display": lambda *args, **kwargs: None,
+        }
+
+    def send(self, reply: dict[str, Any]) -> None:
+        self.replies.write(json.dumps(reply) + "\n")
+        self.replies.flush()
+
+    def cell(self, label: str, source: str) -> dict[str, Any]:
+        from grader.cases import describe_error
+
+        try:
+            code = compile(_to_python(source), label, "exec")
+            exec(code, self.namespace)  # noqa: S102 - running the submission is the point
+        except BaseException as exc:  # noqa: BLE001 - a cell may raise anything
+            return {"ok": False, "error": describe_error(exc)}
+        return {"ok": True}
+
+    def lookup(self, names: list[str]) -> dict[str, Any]:
+        found = {}
+        for name in names:
+            value = self.namespace.get(name)
+            found[name] = (
+                "missing" if value is None else "function" if callable(value) else
+                type(value).__name__
+            )
+        return {"ok": True, "found": found}
+
+    def probe(self, case_id: str) -> dict[str, Any]:
+        from grader import cases
+
+        found = {c.id: c for c in cases.load(hidden=True)}[case_id]
+        return cases.measure(found, self.namespace[found.exercise])
+
+    def serve(self, requests: TextIO) -> None:
+        for line in requests:
+            request = json.loads(line)
+            op = request.pop("op")
+            req = request.pop("req")
+            reply = getattr(self, op)(**request)
+            self.send({"req": req, **reply})
+
+
+def main() -> None:
+    devices = int(sys.argv[1])
+    requests = os.fdopen(os.dup(0), "r")
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+
+    from grader.devices import WORKER_ENV, use_cpu_devices
+
+    have = use_cpu_devices(devices)
+    os.environ[WORKER_ENV] = "1"  # from now on notebooks' device set-up and check() stand down
+    worker = Worker(replies)
+    from grader import cases
+
+    cases.load(hidden=True)
+    worker.send({"req": "ready", "ok": have == devices, "devices": have})
+    worker.serve(requests)
+
+
+if __name__ == "__main__":
+    main()
