@@ -146,12 +146,15 @@ def describe_error(exc: BaseException) -> dict[str, str]:
 def decide(found: Case, outcomes: dict[int, dict], wants: dict[int, dict]) -> TestResult:
     """Judge a case from the student's outcome and the reference's, per device count.
 
-    The case passes when it passes on every device count; the first failure is reported.
+    The case passes when it passes on every device count (the default count first); the
+    first failure is reported.
     """
     name = found.exercise
-    for devices, outcome in outcomes.items():
+    for index, (devices, outcome) in enumerate(outcomes.items()):
         want = wants.get(devices)
         status, message, hint, got_text, want_text = _judge_one(found, name, outcome, want)
+        if status != msg.PASSED and index > 0 and status in (msg.FAILED, msg.ERROR):
+            hint = msg.HINT_DEVICE_COUNT  # right on the first device count, wrong on another
         if status != msg.PASSED:
             return TestResult(
                 test=found.name,

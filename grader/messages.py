@@ -87,9 +87,10 @@ HINT_NOT_PER_DEVICE = (
 # Errors JAX raises for the usual mistakes, matched on the exception's text.
 ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"out_specs.*replicat", re.S), HINT_NOT_REPLICATED),
-    (re.compile(r"unbound axis name|axis name.*not (found|bound)", re.I), HINT_AXIS_NAME),
+    (re.compile(r"unbound axis name|axis name.*not (found|bound)|must refer to an axis",
+                re.I), HINT_AXIS_NAME),
     (re.compile(r"in_specs.*does not match the specs of the input", re.S), HINT_RESHARD),
-    (re.compile(r"implies that array axis .* is partitioned|evenly divide", re.S),
+    (re.compile(r"implies that array axis .* is partitioned|evenly divid", re.S),
      HINT_DEVICE_COUNT),
     (re.compile(r"devices? (available|but)|number of devices|more devices", re.I),
      HINT_DEVICE_COUNT),

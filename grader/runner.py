@@ -170,6 +170,9 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
     for found in cases:
         todo.setdefault(found.exercise, []).append(found)
 
+    if not sources:  # nothing to run: no worker needed to know that nothing is defined
+        for exercise in list(todo):
+            _settle(result, todo, exercise, {"missing": msg.MSG_NOT_FOUND.format(name=exercise)})
     while todo:
         try:
             worker = WorkerProcess(devices)
@@ -233,8 +236,7 @@ def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits) -
                 if kind == "missing"
                 else msg.MSG_NOT_CALLABLE.format(name=exercise, kind=kind)
             )
-            for c in todo.pop(exercise):
-                result.outcomes[c.id] = {"ok": False, "missing": text}
+            _settle(result, todo, exercise, {"missing": text})
     for exercise in list(todo):
         deadline = time.monotonic() + limits.exercise
         pending = todo.pop(exercise)
@@ -254,7 +256,12 @@ def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits) -
             return
 
 
+def _settle(result: Run, todo: dict[str, list[Case]], exercise: str, outcome: dict) -> None:
+    """Give every case of ``exercise`` the same failed outcome and take it off the list."""
+    for c in todo.pop(exercise):
+        result.outcomes[c.id] = {"ok": False, **outcome}
+
+
 def _give_up(result: Run, todo: dict[str, list[Case]], why: str) -> None:
     for exercise in list(todo):
-        for c in todo.pop(exercise):
-            result.outcomes[c.id] = {"ok": False, "not_run": why}
+        _settle(result, todo, exercise, {"not_run": why})

@@ -15,8 +15,20 @@ import sys
 from typing import Any, TextIO
 
 
+#: Cell magics that only observe the code they wrap: the body still runs.
+TRANSPARENT_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "memit"})
+
+
 class _SilentShell:
-    """Stands in for IPython's shell: magics and ``!`` commands do nothing."""
+    """Stands in for IPython's shell: magics and ``!`` commands do nothing, except that the
+    body of a cell magic like ``%%time`` still runs."""
+
+    def __init__(self, namespace: dict[str, Any]) -> None:
+        self.namespace = namespace
+
+    def run_cell_magic(self, name: str, line: str, body: str) -> None:
+        if name in TRANSPARENT_CELL_MAGICS:
+            exec(compile(_to_python(body), f"%%{name}", "exec"), self.namespace)  # noqa: S102
 
     def __getattr__(self, name: str) -> Any:
         return lambda *args, **kwargs: None
@@ -34,13 +46,13 @@ class Worker:
 
     def __init__(self, replies: TextIO) -> None:
         self.replies = replies
-        shell = _SilentShell()
         self.namespace: dict[str, Any] = {
             "__name__": "__submission__",
             "__builtins__": builtins,
-            "get_ipython": lambda: shell,
             "display": lambda *args, **kwargs: None,
         }
+        shell = _SilentShell(self.namespace)
+        self.namespace["get_ipython"] = lambda: shell
 
     def send(self, reply: dict[str, Any]) -> None:
         self.replies.write(json.dumps(reply) + "\n")

@@ -1,0 +1,2 @@
+def ring_shift(x):
+    raise KeyboardInterrupt
