@@ -1,0 +1,103 @@
+"""The notebooks: exercises generated from solutions, lessons saved executed, and every
+exercise and solution notebook running top to bottom."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbclient
+import nbformat
+import pytest
+
+from grader import notebooks
+
+ROOT = Path(__file__).resolve().parent.parent
+LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SOLVED = sorted(notebooks.SOLUTIONS.glob("*.ipynb"))
+UNSOLVED = sorted(notebooks.EXERCISES.glob("*.ipynb"))
+SETUP_CELL = "from grader.devices import use_cpu_devices\n\nuse_cpu_devices(8)"
+
+
+def code_cells(path: Path) -> list:
+    return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+
+
+def test_exercises_are_exactly_what_the_solutions_generate():
+    """Is exercises/ in sync with solutions/ (run `make exercises` if not)?"""
+    assert SOLVED, "no solution notebooks"
+    assert notebooks.stale_exercises() == []
+
+
+def test_stubs_replace_the_marked_blocks_only():
+    """Does a stub keep the signature, docstring and indentation, and drop the solution?"""
+    solved = 'def f(x):\n    """Doc."""\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n'
+    stub = notebooks.strip_solutions(solved)
+    assert stub == f'def f(x):\n    """Doc."""\n    {notebooks.STUB}\n'
+
+
+def test_an_unpaired_marker_is_an_error():
+    """Is a BEGIN SOLUTION without its END refused instead of leaking the solution?"""
+    with pytest.raises(notebooks.MarkerError):
+        notebooks.strip_solutions("def f():\n    # BEGIN SOLUTION\n    return 1\n")
+
+
+def test_no_solution_reaches_the_exercise_notebooks():
+    """Do the exercise notebooks hold no solution marker and no stored output?"""
+    for path in UNSOLVED:
+        text = path.read_text()
+        assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+        assert all(not c.outputs for c in code_cells(path))
+
+
+@pytest.mark.parametrize("path", LESSONS + SOLVED + UNSOLVED, ids=lambda p: p.name)
+def test_every_notebook_starts_by_setting_the_device_count(path):
+    """Is the device set-up the first code cell, before JAX can start?"""
+    assert code_cells(path)[0].source == SETUP_CELL
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_every_lesson_cell_was_executed_in_order_and_saved(path):
+    """Were all code cells of a lesson run top to bottom in one session and saved with their
+    outputs (nbval checks nothing in a cell without stored outputs)?"""
+    cells = code_cells(path)
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
+    assert sum(bool(c.outputs) for c in cells) >= len(cells) // 2
+    for cell in cells:
+        raises = "raises-exception" in cell.metadata.get("tags", [])
+        errors = [o for o in cell.outputs if o.output_type == "error"]
+        assert bool(errors) == raises, cell.source[:80]
+
+
+def run_notebook(path: Path) -> nbformat.NotebookNode:
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+    )
+    client.execute()
+    return notebook
+
+
+def check_outputs(notebook: nbformat.NotebookNode) -> list[str]:
+    """The status each check(...) cell displayed."""
+    statuses = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and cell.source.startswith("check("):
+            html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+            statuses.append(html.split('data-status="', 1)[1].split('"', 1)[0])
+    return statuses
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SOLVED, ids=lambda p: p.name)
+def test_solution_notebooks_run_and_pass_their_checks(path):
+    """Does each solved notebook run top to bottom, every check showing "passed"?"""
+    statuses = check_outputs(run_notebook(path))
+    assert statuses and set(statuses) == {"passed"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", UNSOLVED, ids=lambda p: p.name)
+def test_exercise_notebooks_run_and_show_not_attempted(path):
+    """Does each unsolved notebook run top to bottom, every check saying "not attempted"?"""
+    statuses = check_outputs(run_notebook(path))
+    assert statuses and set(statuses) == {"not attempted"}
