@@ -18,7 +18,8 @@ $(INSTALLED): pyproject.toml
 
 ## JupyterLab on the lessons; each notebook's first cell gives its kernel 8 CPU devices.
 lab: $(INSTALLED)
-	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks
+	$(BIN)/jupyter lab --ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks \
+		$(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## The whole test suite: grader unit tests, solutions vs hidden tests, stubs score zero,
 ## exercises/ in sync, every notebook executed, and nbval over the lessons.

@@ -13,6 +13,7 @@ from grader.course import BY_NAME
 from grader.devices import DEFAULT_DEVICES, WORKER_ENV
 from grader.results import ExerciseResult, TestResult
 
+
 def check(exercise: Callable | str) -> ExerciseResult | None:
     """Run the public tests of an exercise on this kernel's devices and show the result.
 

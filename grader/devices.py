@@ -11,7 +11,7 @@ import os
 #: Devices a lesson, an exercise and the hidden tests expect unless told otherwise.
 DEFAULT_DEVICES = 8
 
-#: Set inside a grader worker: the device count is fixed, and notebook set-up and check() stand down.
+#: Set inside a grader worker: the device count is fixed, notebook set-up and check() stand down.
 WORKER_ENV = "GRADER_WORKER"
 
 TOO_LATE = (

@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 
 from grader import cases, submission
-from grader.runner import Limits, run
+from grader.runner import DEFAULT_LIMITS, Limits, run
 
 PATH = Path(__file__).resolve().parent / "public" / "expected.json"
 #: Device counts the public expected values are stored for.
@@ -25,7 +25,7 @@ def load() -> dict[str, dict[str, dict]]:
     return json.loads(PATH.read_text())["cases"]
 
 
-def compute(solutions: Path, limits: Limits = Limits()) -> dict[str, dict[str, dict]]:
+def compute(solutions: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, dict[str, dict]]:
     """Run the public cases on the reference solutions for every stored device count."""
     from grader.grade import GradingError
 

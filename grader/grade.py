@@ -22,7 +22,7 @@ from grader import submission
 from grader.cases import Case
 from grader.course import EXERCISES
 from grader.results import ExerciseResult, StudentResult
-from grader.runner import Limits, Run, run
+from grader.runner import DEFAULT_LIMITS, Limits, Run, run
 
 #: Where the reference solutions live in a clone of the course repository.
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
@@ -88,7 +88,7 @@ def grade(
     out: Path,
     *,
     jobs: int = os.cpu_count() or 1,
-    limits: Limits = Limits(),
+    limits: Limits = DEFAULT_LIMITS,
     solutions: Path = SOLUTIONS,
     progress: Callable[[StudentResult], None] = lambda result: None,
 ) -> list[StudentResult]:

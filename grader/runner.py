@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 from grader import messages as msg
 from grader.cases import Case
 
-#: How much of what a submission prints is kept for its feedback.
-KEEP_OUTPUT = 16_000
 #: The longest reply line read from a worker.
 MAX_REPLY = 64 * 1024 * 1024
 
@@ -37,6 +35,9 @@ class Limits:
     exercise: float = 60.0
     cell: float = 60.0
     start: float = 120.0
+
+
+DEFAULT_LIMITS = Limits()
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,8 @@ class WorkerProcess:
             start_new_session=True,
         )
         self.replies: queue.Queue[bytes | None] = queue.Queue()
-        self.output = bytearray()
         threading.Thread(target=self._read_replies, daemon=True).start()
-        threading.Thread(target=self._drain_output, daemon=True).start()
+        threading.Thread(target=self._discard_output, daemon=True).start()
 
     def _read_replies(self) -> None:
         stream = self.process.stdout
@@ -89,11 +89,12 @@ class WorkerProcess:
             self.replies.put(line)
         self.replies.put(None)
 
-    def _drain_output(self) -> None:
+    def _discard_output(self) -> None:
+        """Read what the submission prints, however much, so that it never blocks on a full
+        pipe; none of it is kept."""
         stream = self.process.stderr
-        while chunk := stream.read1(65536):
-            if len(self.output) < KEEP_OUTPUT:
-                self.output += chunk[: KEEP_OUTPUT - len(self.output)]
+        while stream.read1(65536):
+            pass
 
     def receive(self, req: str, timeout: float) -> dict:
         """The reply to request ``req``; lines that are not it are ignored."""
@@ -131,9 +132,10 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             return "it stopped answering"
         if code < 0:
-            name = signal.Signals(-code).name if -code in signal.Signals.__members__.values() \
-                else str(-code)
-            return f"killed by signal {name}"
+            try:
+                return f"killed by signal {signal.Signals(-code).name}"
+            except ValueError:
+                return f"killed by signal {-code}"
         return f"exit code {code}"
 
     def close(self) -> None:
@@ -158,7 +160,6 @@ class Run:
     devices: int
     outcomes: dict[str, dict] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
-    output: str = ""
 
 
 def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: Limits) -> Run:
@@ -190,7 +191,6 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
             why = str(exc) or "no answer in time"
             _give_up(result, todo, msg.MSG_WORKER_FAILED.format(devices=devices, why=why))
         finally:
-            result.output += worker.output.decode(errors="replace")
             worker.close()
     return result
 

@@ -14,7 +14,6 @@ import os
 import sys
 from typing import Any, TextIO
 
-
 #: Cell magics that only observe the code they wrap: the body still runs.
 TRANSPARENT_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "memit"})
 

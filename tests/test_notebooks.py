@@ -30,7 +30,9 @@ def test_exercises_are_exactly_what_the_solutions_generate():
 
 def test_stubs_replace_the_marked_blocks_only():
     """Does a stub keep the signature, docstring and indentation, and drop the solution?"""
-    solved = 'def f(x):\n    """Doc."""\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n'
+    solved = (
+        'def f(x):\n    """Doc."""\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n'
+    )
     stub = notebooks.strip_solutions(solved)
     assert stub == f'def f(x):\n    """Doc."""\n    {notebooks.STUB}\n'
 
