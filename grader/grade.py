@@ -11,6 +11,7 @@ import csv
 import io
 import json
 import os
+import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,6 +19,7 @@ from pathlib import Path
 import jax
 
 from grader import cases as case_registry
+from grader import messages as msg
 from grader import submission
 from grader.cases import Case
 from grader.course import EXERCISES
@@ -77,10 +79,17 @@ def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
 
 def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
                 limits: Limits) -> StudentResult:
-    """Grade one student."""
-    loaded = submission.load(entry)
-    runs = measure(loaded.sources, cases, limits)
-    return assemble(loaded.student, cases, runs, wants, loaded.problems)
+    """Grade one student. Should the grader itself fail on this entry, the student gets an
+    error for every test with the reason, and the rest of the batch goes on."""
+    try:
+        loaded = submission.load(entry)
+        runs = measure(loaded.sources, cases, limits)
+        return assemble(loaded.student, cases, runs, wants, loaded.problems)
+    except Exception as exc:  # noqa: BLE001 - one entry must never stop the batch
+        traceback.print_exc()
+        why = {"ok": False, "not_run": msg.MSG_GRADER_FAILED.format(error=repr(exc)[:300])}
+        runs = {n: Run(n, {c.id: why for c in cases}) for n in device_counts(cases)}
+        return assemble(submission.student_name(entry), cases, runs, wants)
 
 
 def grade(

@@ -30,6 +30,7 @@ MSG_NO_EXPECTED = (
     "no expected values are stored for {devices} device(s); run the first cell of the "
     "notebook (it asks for {default} devices) and restart the kernel if needed"
 )
+MSG_GRADER_FAILED = "the grader failed on this submission ({error}); please report it"
 MSG_WORKER_FAILED = "the grader could not start a worker on {devices} device(s): {why}"
 
 MSG_SHAPE = "{where} has shape {got} but should have shape {want}"

@@ -15,7 +15,7 @@ import pytest
 
 from grader import cases, grade, notebooks
 from grader.course import EXERCISES
-from grader.runner import Limits
+from grader.runner import Limits, Run
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "submissions"
@@ -134,3 +134,21 @@ def test_check_calls_left_in_a_notebook_do_nothing(graded):
     assert len(student["problems"]) == 1 and "NameError" in student["problems"][0]
     assert student["total"] == 0
     assert student["exercises"]["ring_shift"]["message"].startswith("not found")
+
+
+def test_a_grader_failure_on_one_entry_costs_only_that_entry(tmp_path, monkeypatch):
+    """If the grader itself breaks on a submission, is that student told why, at 0 points,
+    instead of the batch stopping?"""
+
+    def broken_measure(*args, **kwargs):
+        raise RuntimeError("simulated grader bug")
+
+    monkeypatch.setattr(grade, "measure", broken_measure)
+    entry = tmp_path / "dora.py"
+    entry.write_text("def ring_shift(x):\n    return x\n")
+    no_reference = {n: Run(n) for n in grade.device_counts(cases.load())}
+    result = grade.grade_entry(entry, cases.load(), wants=no_reference, limits=LIMITS)
+    assert result.student == "dora" and result.total == 0
+    assert result.max_total == sum(c.points for c in cases.load())
+    ring = result.exercises["ring_shift"]
+    assert ring.status == "failed" and "simulated grader bug" in ring.message
