@@ -24,6 +24,7 @@ lab: $(INSTALLED)
 ## The whole test suite: grader unit tests, solutions vs hidden tests, stubs score zero,
 ## exercises/ in sync, every notebook executed, and nbval over the lessons.
 test: $(INSTALLED)
+	$(BIN)/ruff check .
 	PYTHONWARNINGS=error::DeprecationWarning $(BIN)/python -m pytest tests notebooks \
 		--nbval --nbval-sanitize-with $(SANITIZE) --nbval-current-env
 

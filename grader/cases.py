@@ -202,7 +202,7 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         problem = (want or {}).get("error", {}).get("message", "no reference result")
         return msg.ERROR, f"the reference solution failed this test: {problem}", None, None, None
     try:
-        got_data = plain.from_plain(outcome["data"])
+        got_data = plain.from_plain(outcome.get("data"))
         want_data = plain.from_plain(want["data"])
     except plain.NotPlain as exc:
         return msg.ERROR, msg.MSG_BAD_DATA.format(name=name, problem=exc), None, None, None

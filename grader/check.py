@@ -38,6 +38,8 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
             tests.append(_no_expected(found, devices))
             continue
         outcome = cases.measure(found, exercise)
+        if outcome.get("error", {}).get("type") == "KeyboardInterrupt":
+            raise KeyboardInterrupt  # the student pressed stop: stop, not just this test
         tests.append(cases.decide(found, {devices: outcome}, {devices: want}))
     return ExerciseResult(name, tests)
 

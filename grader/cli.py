@@ -65,7 +65,7 @@ def _grade(args: argparse.Namespace) -> int:
         return _fail(f"{args.submissions} is not a folder of submissions")
     if not grade.submission.discover(args.submissions):
         return _fail(f"{args.submissions} holds no submission (.ipynb, .py or folder)")
-    if args.jobs < 1 or args.timeout <= 0:
+    if args.jobs < 1 or not 0 < args.timeout < float("inf"):
         return _fail("--jobs and --timeout must be positive")
     try:
         args.out.mkdir(parents=True, exist_ok=True)

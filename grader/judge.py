@@ -72,7 +72,9 @@ def difference(got: Any, want: Any, where: str = "the result") -> str | None:
             if problem:
                 return problem
         return None
-    return None if got == want else msg.MSG_TYPE.format(where=where, got=got, want=want)
+    if isinstance(got, (np.ndarray, dict, list)) or got != want:
+        return msg.MSG_TYPE.format(where=where, got=_kind_of(got), want=repr(want))
+    return None
 
 
 def close(got: Any, want: Any) -> bool:
@@ -108,7 +110,7 @@ def same(*keys: str, hints: Sequence[Hint] = ()) -> Callable[[dict, dict], Verdi
 def _applies(hint: Hint, got: dict, want: dict) -> bool:
     try:
         return bool(hint.when(got, want))
-    except (KeyError, TypeError, ValueError):
+    except (AttributeError, KeyError, TypeError, ValueError):
         return False
 
 

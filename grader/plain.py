@@ -51,9 +51,14 @@ def from_plain(data: Any) -> Any:
     if not isinstance(data, dict) or len(data) < 1:
         raise NotPlain(f"malformed data: {str(data)[:80]}")
     if "array" in data:
-        shape = tuple(int(d) for d in data["shape"])
-        kind = {"bool": bool, "int": np.int64, "float": np.float64}[data["kind"]]
-        array = np.array(data["array"], dtype=kind)
+        try:
+            shape = tuple(int(d) for d in data["shape"])
+            kind = {"bool": bool, "int": np.int64, "float": np.float64}[data["kind"]]
+            array = np.array(data["array"], dtype=kind)
+            if array.size == 0:  # an empty array's nested list does not keep its shape
+                array = array.reshape(shape)
+        except (KeyError, TypeError, ValueError, OverflowError, RecursionError):
+            raise NotPlain(f"malformed array data: {str(data)[:80]}") from None
         if array.shape != shape:
             raise NotPlain(f"array data does not have the stated shape {shape}")
         return array
@@ -64,10 +69,13 @@ def from_plain(data: Any) -> Any:
         return inner
     if tag == "none":
         return None
-    if tag == "dict" and isinstance(inner, dict):
-        return {str(k): from_plain(v) for k, v in inner.items()}
-    if tag == "list" and isinstance(inner, list):
-        return [from_plain(v) for v in inner]
+    try:
+        if tag == "dict" and isinstance(inner, dict):
+            return {str(k): from_plain(v) for k, v in inner.items()}
+        if tag == "list" and isinstance(inner, list):
+            return [from_plain(v) for v in inner]
+    except RecursionError:
+        raise NotPlain("data nested too deeply") from None
     raise NotPlain(f"malformed data: {str(data)[:80]}")
 
 

@@ -22,9 +22,12 @@ COLLECTIVES = (
     "all-to-all",
 )
 
-# An HLO instruction is `%name = type opcode(operands)`; an async pair is `op-start`/`op-done`,
-# so counting the plain opcode and the `-start` form counts each collective once.
+# An HLO instruction is `%name = type opcode(operands), attributes`; an async pair is
+# `op-start`/`op-done`, so counting the plain opcode and the `-start` form counts each
+# collective once. Only the text before the attributes counts: a name scope chosen by the
+# author (in `metadata={op_name=...}`) could otherwise pose as an operation.
 _OPCODE = re.compile(r"=\s*[^=]*?\s(" + "|".join(COLLECTIVES) + r")(-start)?\(")
+_ATTRIBUTES = re.compile(r",\s*(metadata|frontend_attributes|backend_config)=")
 
 
 def compiled_hlo(fn: Callable, *args: Any) -> str:
@@ -35,8 +38,10 @@ def compiled_hlo(fn: Callable, *args: Any) -> str:
 def hlo_collectives(fn: Callable, *args: Any) -> dict[str, int]:
     """How many of each collective the compiled HLO of ``fn`` contains."""
     counts = dict.fromkeys(COLLECTIVES, 0)
-    for match in _OPCODE.finditer(compiled_hlo(fn, *args)):
-        counts[match.group(1)] += 1
+    for line in compiled_hlo(fn, *args).splitlines():
+        match = _OPCODE.search(_ATTRIBUTES.split(line, 1)[0])
+        if match:
+            counts[match.group(1)] += 1
     return counts
 
 

@@ -111,7 +111,7 @@ class WorkerProcess:
                 raise WorkerDied(self.how_it_ended())
             try:
                 reply = json.loads(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(reply, dict) and reply.get("req") == req:
                 return reply

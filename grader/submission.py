@@ -71,7 +71,7 @@ def read_sources(file: Path, label: str) -> list[Source]:
     """The code in one file: a ``.py`` file whole, a notebook cell by cell."""
     if file.stat().st_size > MAX_FILE_BYTES:
         raise ValueError(f"larger than {MAX_FILE_BYTES // 2**20} MiB")
-    text = file.read_bytes().decode("utf-8")  # UnicodeDecodeError is a ValueError
+    text = file.read_bytes().decode("utf-8-sig")  # UnicodeDecodeError is a ValueError
     if "\x00" in text:
         raise ValueError("it is a binary file, not code")
     if file.suffix == ".py":
@@ -83,12 +83,14 @@ def notebook_sources(text: str, label: str) -> list[Source]:
     """The code cells of a notebook (nbformat 4), in order."""
     try:
         notebook = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ValueError(f"not a valid notebook (invalid JSON: {exc})") from None
-    if not isinstance(notebook, dict) or not isinstance(notebook.get("cells"), list):
-        raise ValueError("not a valid notebook (no list of cells)")
+    if not isinstance(notebook, dict):
+        raise ValueError("not a valid notebook (not a JSON object)")
     if notebook.get("nbformat") != 4:
         raise ValueError(f"notebook format {notebook.get('nbformat')!r} is not supported (4 is)")
+    if not isinstance(notebook.get("cells"), list):
+        raise ValueError("not a valid notebook (no list of cells)")
     sources = []
     for number, cell in enumerate(notebook["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":

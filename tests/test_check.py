@@ -1,0 +1,269 @@
+"""check(fn) in the student's own kernel: the public tests of one exercise, in-process.
+
+conftest.py gives this process 8 CPU devices, for which expected values are stored. The
+correct functions below are written for these tests, independently of solutions/.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
+
+from grader import cases, expected
+from grader import messages as msg
+from grader.check import check
+from grader.course import EXERCISES
+from grader.devices import WORKER_ENV
+from grader.public.collectives import dot_inputs
+
+
+# --- correct implementations, one per exercise --------------------------------------------
+def shard_map_psum(x):
+    mesh = Mesh(np.array(jax.devices()[:1]), ("data",))
+
+    def block_total(block):
+        return jax.lax.psum(block.sum(), axis_name="data")
+
+    return jax.shard_map(block_total, mesh=mesh, in_specs=P("data"), out_specs=P())(x)
+
+
+def pmap_scaled_sum(data):
+    return jax.pmap(lambda row: jax.lax.psum(2.0 * row, "devices"), axis_name="devices")(data)
+
+
+def distributed_dot(v1, v2):
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+
+    def partial_dot(a, b):
+        return jax.lax.psum(jnp.sum(a * b), "data")
+
+    spec = P("data")
+    return jax.shard_map(partial_dot, mesh=mesh, in_specs=(spec, spec), out_specs=P())(v1, v2)
+
+
+def pmean_update_step(params, sharded_batch, learning_rate=0.01):
+    def step(p, batch):
+        error = p["w"] * batch["x"] + p["b"] - batch["y"]
+        grads = {"w": jnp.mean(2 * error * batch["x"]), "b": jnp.mean(2 * error)}
+        grads = jax.lax.pmean(grads, axis_name="data_parallel_axis")
+        return {name: p[name] - learning_rate * grads[name] for name in p}
+
+    return jax.pmap(step, axis_name="data_parallel_axis", in_axes=(None, 0))(params, sharded_batch)
+
+
+def ring_shift(x):
+    n = jax.device_count()
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+    pairs = [(source, (source + 1) % n) for source in range(n)]
+    return jax.shard_map(
+        lambda block: jax.lax.ppermute(block, "data", pairs),
+        mesh=mesh,
+        in_specs=P("data"),
+        out_specs=P("data"),
+    )(x)
+
+
+CORRECT = {
+    fn.__name__: fn
+    for fn in (shard_map_psum, pmap_scaled_sum, distributed_dot, pmean_update_step, ring_shift)
+}
+
+
+@pytest.fixture(scope="module")
+def correct_results():
+    return {name: check(fn) for name, fn in CORRECT.items()}
+
+
+def named(name: str, fn):
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+# --- correct, stubbed and wrong functions ---------------------------------------------------
+def test_every_exercise_has_a_correct_function_here():
+    """Do the functions of this file cover every exercise of the course?"""
+    assert sorted(CORRECT) == sorted(e.name for e in EXERCISES)
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_a_correct_function_passes_every_public_test(correct_results, name):
+    """Does a correct implementation pass all public tests of its exercise, full marks?"""
+    result = correct_results[name]
+    public = cases.for_exercise(name, hidden=False)
+    assert result.name == name
+    assert [t.test for t in result.tests] == [c.name for c in public]
+    assert result.status == msg.PASSED, str(result)
+    assert result.points == result.max_points == sum(c.points for c in public) > 0
+    assert all(t.devices == [jax.device_count()] for t in result.tests)
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_a_stub_is_not_attempted_and_scores_zero(name):
+    """Does a function that still raises NotImplementedError count as not attempted?"""
+
+    def stub(*args, **kwargs):
+        raise NotImplementedError
+
+    result = check(named(name, stub))
+    assert result.status == msg.NOT_ATTEMPTED
+    assert result.points == 0 and result.max_points > 0
+    assert all(t.status == msg.NOT_ATTEMPTED for t in result.tests)
+
+
+def test_a_dot_without_psum_gets_the_forgot_psum_hint():
+    """Is a distributed_dot that never adds up the devices' results told it forgot the psum,
+    with its value shown next to the expected one?"""
+
+    def distributed_dot(v1, v2):
+        mesh = Mesh(np.array(jax.devices()), ("data",))
+        return jax.shard_map(
+            jnp.vdot, mesh=mesh, in_specs=(P("data"), P("data")), out_specs=P(), check_vma=False
+        )(v1, v2)
+
+    result = check(distributed_dot)
+    assert result.status == msg.FAILED and result.points == 0
+    assert result.hint == msg.HINT_FORGOT_PSUM
+    first = result.first_failure
+    v1, v2, first_block = dot_inputs(2)
+    assert float(first.got) == pytest.approx(first_block)
+    assert float(first.want) == pytest.approx(float(np.vdot(np.asarray(v1), np.asarray(v2))))
+
+
+def test_a_ring_shift_the_wrong_way_gets_the_direction_hint():
+    """Is a ppermute to device i - 1 told it goes the wrong way, and still credited for the
+    collective-permute?"""
+
+    def ring_shift(x):
+        n = jax.device_count()
+        mesh = Mesh(np.array(jax.devices()), ("data",))
+        backwards = [(i, (i - 1) % n) for i in range(n)]
+        return jax.shard_map(
+            lambda block: jax.lax.ppermute(block, "data", backwards),
+            mesh=mesh,
+            in_specs=P("data"),
+            out_specs=P("data"),
+        )(x)
+
+    result = check(ring_shift)
+    assert result.status == msg.PARTIAL
+    assert 0 < result.points < result.max_points
+    assert result.hint == msg.HINT_WRONG_DIRECTION
+
+
+def test_forgetting_to_return_fails_instead_of_crashing_check():
+    """Does a pmap_scaled_sum that returns None fail its tests rather than make check raise?"""
+
+    def pmap_scaled_sum(data):
+        jax.pmap(lambda row: jax.lax.psum(2.0 * row, "devices"), axis_name="devices")(data)
+
+    result = check(pmap_scaled_sum)
+    assert result.status == msg.FAILED and result.points == 0
+    assert "None" in result.first_failure.got
+
+
+def test_an_error_is_reported_with_its_type_and_message():
+    """Does an exception in the student's function become an error naming it, not a raise?"""
+
+    def shard_map_psum(x):
+        raise ZeroDivisionError("the block was empty")
+
+    result = check(shard_map_psum)
+    assert result.points == 0
+    assert all(t.status == msg.ERROR for t in result.tests)
+    assert "ZeroDivisionError" in result.message and "the block was empty" in result.message
+
+
+def test_missing_expected_values_are_explained(monkeypatch):
+    """Without stored expected values for this device count, is each test an error that
+    says so, instead of a crash?"""
+    monkeypatch.setattr(expected, "load", lambda: {})
+    result = check(shard_map_psum)
+    assert result.points == 0 and result.tests
+    assert all(t.status == msg.ERROR and "no expected values" in t.message for t in result.tests)
+
+
+# --- misuse ---------------------------------------------------------------------------------
+def test_passing_the_name_as_a_string_is_a_type_error():
+    """Does check('shard_map_psum') ask for the function itself?"""
+    with pytest.raises(TypeError, match=r"check\(shard_map_psum\)"):
+        check("shard_map_psum")
+
+
+@pytest.mark.parametrize("what", ["not_an_exercise", "Shard_Map_Psum", ""])
+def test_an_unknown_exercise_name_is_a_value_error(what):
+    """Does an unknown exercise name, as a string, fail with the list of exercises?"""
+    with pytest.raises(ValueError, match="ring_shift"):
+        check(what)
+
+
+def test_a_function_with_an_unknown_name_is_a_value_error():
+    """Does a function (or lambda) whose name is no exercise fail with ValueError?"""
+
+    def my_dot(v1, v2):
+        return jnp.vdot(v1, v2)
+
+    with pytest.raises(ValueError, match="my_dot"):
+        check(my_dot)
+    with pytest.raises(ValueError):
+        check(lambda x: x)
+
+
+def test_check_does_nothing_inside_a_grader_worker(monkeypatch):
+    """Inside a grader worker, does check return None without running or raising?"""
+    monkeypatch.setenv(WORKER_ENV, "1")
+    calls = []
+
+    def ring_shift(x):
+        calls.append(x)
+        return x
+
+    assert check(ring_shift) is None
+    assert check("not even an exercise") is None
+    assert calls == []
+
+
+# --- renderings -----------------------------------------------------------------------------
+def test_html_shows_the_status_and_points(correct_results):
+    """Does the notebook rendering show the exercise, its status and its points?"""
+    result = correct_results["ring_shift"]
+    page = result._repr_html_()
+    assert 'data-status="passed"' in page
+    assert "ring_shift" in page
+    assert f"({result.points:g}/{result.max_points:g} points)" in page
+
+
+def test_html_escapes_what_the_student_raised():
+    """Is markup in an exception's message shown as text, not injected into the page?"""
+
+    def distributed_dot(v1, v2):
+        raise ValueError("<script>alert('x')</script> & <b>bold</b>")
+
+    page = check(distributed_dot)._repr_html_()
+    assert "<script>" not in page and "<b>bold</b>" not in page
+    assert "&lt;script&gt;" in page and "&amp;" in page
+    assert 'data-status="failed"' in page
+
+
+def test_text_shows_yours_next_to_expected():
+    """Does str() of a failed result show the student's value and the expected one?"""
+
+    def pmap_scaled_sum(data):
+        return 2.0 * data.sum(axis=0)  # one row instead of one per device
+
+    text = str(check(pmap_scaled_sum))
+    assert text.startswith("pmap_scaled_sum: failed")
+    assert "FAIL" in text
+    assert "yours:" in text and "expected:" in text
+    assert msg.HINT_NOT_PER_DEVICE in text
+
+
+def test_text_of_a_passing_result_has_no_comparison(correct_results):
+    """Does a passing result list its tests as ok, without yours/expected lines?"""
+    text = str(correct_results["distributed_dot"])
+    assert text.startswith("distributed_dot: passed")
+    assert "FAIL" not in text and "yours:" not in text
+    assert text.count("ok  ") == len(correct_results["distributed_dot"].tests)

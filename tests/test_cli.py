@@ -1,0 +1,200 @@
+"""`python -m grader` on the command line: usage errors are one clear line, grading works."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from grader.course import EXERCISES
+from grader.devices import WORKER_ENV
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "submissions"
+PREFIX = "python -m grader: error:"
+
+
+def grader(*args: str | Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != WORKER_ENV}
+    env["JAX_PLATFORMS"] = "cpu"
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *map(str, args)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def assert_usage_error(done: subprocess.CompletedProcess, prefix: str = PREFIX) -> str:
+    """Exit code 2 and exactly one line on stderr, with no traceback; returns that line."""
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith(prefix), lines[0]
+    assert "Traceback" not in done.stderr + done.stdout
+    return lines[0]
+
+
+# --- usage errors ---------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--bogus"],
+        ["grade", str(EXAMPLES), "--out", "build/never-written", "--bogus"],
+        ["frobnicate"],
+        [],
+    ],
+    ids=["unknown-option", "unknown-option-after-grade", "unknown-verb", "no-verb"],
+)
+def test_unknown_options_and_verbs_are_one_line_errors(args):
+    """Is an unknown option or verb one error line and exit code 2, not a usage dump?"""
+    assert_usage_error(grader(*args))
+
+
+def test_a_missing_submissions_folder_is_a_usage_error(tmp_path):
+    """Does a submissions folder that does not exist give one error line naming it?"""
+    missing = tmp_path / "nowhere"
+    line = assert_usage_error(grader("grade", missing, "--out", tmp_path / "out"))
+    assert str(missing) in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_file_given_as_submissions_folder_is_a_usage_error(tmp_path):
+    """Is a single notebook given where a folder is expected refused with one line?"""
+    single = tmp_path / "ada.ipynb"
+    single.write_text("{}")
+    assert_usage_error(grader("grade", single, "--out", tmp_path / "out"))
+
+
+def test_an_empty_submissions_folder_is_a_usage_error(tmp_path):
+    """Does a folder with no submission in it (only non-code files) give one error line?"""
+    empty = tmp_path / "submissions"
+    empty.mkdir()
+    (empty / "README.txt").write_text("nothing here")
+    (empty / ".hidden.py").write_text("x = 1")
+    line = assert_usage_error(grader("grade", empty, "--out", tmp_path / "out"))
+    assert "no submission" in line
+
+
+def test_an_out_path_that_is_a_file_is_a_usage_error(tmp_path):
+    """Is an --out that is an existing file (so not writable as a folder) one error line?"""
+    blocker = tmp_path / "gradebook"
+    blocker.write_text("already a file")
+    line = assert_usage_error(grader("grade", EXAMPLES, "--out", blocker))
+    assert "cannot write" in line
+    assert blocker.read_text() == "already a file"
+
+
+def test_an_out_path_below_a_file_is_a_usage_error(tmp_path):
+    """Is an --out whose parent is a file refused with one line?"""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert_usage_error(grader("grade", EXAMPLES, "--out", blocker / "sub"))
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--jobs", "0"],
+        ["--jobs", "-3"],
+        ["--timeout", "0"],
+        ["--timeout", "-1"],
+        ["--timeout", "nan"],
+        ["--timeout", "inf"],
+    ],
+    ids=lambda option: " ".join(option),
+)
+def test_jobs_and_timeout_must_be_positive_and_finite(tmp_path, option):
+    """Are a zero or negative --jobs, and a zero, negative, NaN or infinite --timeout, one
+    error line before any grading starts?"""
+    out = tmp_path / "out"
+    assert_usage_error(grader("grade", EXAMPLES, "--out", out, *option))
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["grade", str(EXAMPLES)],
+        ["grade", str(EXAMPLES), "--out", "build/x", "--jobs", "many"],
+        ["grade", str(EXAMPLES), "--out", "build/x", "--timeout", "soon"],
+    ],
+    ids=["missing-out", "jobs-not-a-number", "timeout-not-a-number"],
+)
+def test_bad_grade_arguments_are_one_line_errors(args):
+    """Is a missing or malformed argument of `grade` one error line with exit code 2?
+
+    (These come from the `grade` sub-parser, whose name is `python -m grader grade`.)"""
+    line = assert_usage_error(grader(*args), prefix="python -m grader")
+    assert "error:" in line
+
+
+def test_help_exits_zero_and_lists_the_verbs():
+    """Does --help print the usage with every verb and exit 0?"""
+    done = grader("--help")
+    assert done.returncode == 0, done.stderr
+    for verb in ("grade", "generate", "refresh-expected"):
+        assert verb in done.stdout
+
+
+def test_grade_help_lists_its_options():
+    """Does `grade --help` describe --out, --jobs and --timeout and exit 0?"""
+    done = grader("grade", "--help")
+    assert done.returncode == 0, done.stderr
+    for option in ("--out", "--jobs", "--timeout", "--solutions"):
+        assert option in done.stdout
+
+
+# --- grading for real -----------------------------------------------------------------------
+@pytest.mark.slow
+def test_grading_the_examples_writes_a_gradebook_and_results(tmp_path):
+    """Does grading the example submissions exit 0 and write a gradebook and results.json
+    that agree, with ada (the full solution) at the maximum?"""
+    out = tmp_path / "grades"
+    done = grader("grade", EXAMPLES, "--out", out, "--jobs", "2", timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+
+    names = [e.name for e in EXERCISES]
+    with (out / "gradebook.csv").open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["student", *names, "total"]
+    assert rows[0] == [
+        "student",
+        "shard_map_psum",
+        "pmap_scaled_sum",
+        "distributed_dot",
+        "pmean_update_step",
+        "ring_shift",
+        "total",
+    ]
+    assert [row[0] for row in rows[1:]] == ["ada", "ben", "cy"]
+
+    report = json.loads((out / "results.json").read_text())
+    students = report["students"]
+    assert sorted(students) == ["ada", "ben", "cy"]
+    assert report["exercises"] == names
+    best = max(s["max_total"] for s in students.values())
+    assert best > 0
+    for row in rows[1:]:
+        student = students[row[0]]
+        points = [float(p) for p in row[1:-1]]
+        assert sum(points) == pytest.approx(float(row[-1])), row
+        assert float(row[-1]) == pytest.approx(student["total"]), row
+        assert points == [student["exercises"][name]["points"] for name in names]
+        for name in names:
+            exercise = student["exercises"][name]
+            assert {"points", "max_points", "status", "message"} <= set(exercise), name
+            assert 0 <= exercise["points"] <= exercise["max_points"]
+    ada = next(row for row in rows[1:] if row[0] == "ada")
+    assert float(ada[-1]) == best == students["ada"]["max_total"]
+    assert all(e["status"] == "passed" for e in students["ada"]["exercises"].values())
+    assert all(s["total"] < best for name, s in students.items() if name != "ada")
+    assert "graded ada" in done.stderr and "gradebook.csv" in done.stdout
