@@ -30,8 +30,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="reference solutions (default: solutions/ of the course)")
 
     verbs.add_parser("generate", help="write exercises/ from solutions/")
-    verbs.add_parser("refresh-expected",
-                     help="recompute the public tests' expected values from solutions/")
+    refresh = verbs.add_parser(
+        "refresh-expected", help="recompute the public tests' expected values from solutions/"
+    )
+    refresh.add_argument("lessons", nargs="*", help="lessons to refresh (default: all)")
     return parser
 
 
@@ -47,8 +49,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from grader import expected
 
-    path = expected.refresh()
-    print(f"wrote {path}")
+    try:
+        written = expected.refresh(args.lessons)
+    except ValueError as exc:
+        return _fail(str(exc))
+    for path in written:
+        print(f"wrote {path}")
     return 0
 
 

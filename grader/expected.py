@@ -1,35 +1,46 @@
 """The public tests' expected values, stored so that ``check`` needs no solutions.
 
-The reference solutions produce them in grader workers on 1, 2, 4 and 8 devices;
-``python -m grader refresh-expected`` writes them again, and a test fails when the stored
-file no longer matches what the solutions give.
+The reference solutions produce them in grader workers on 1, 2, 4 and 8 devices, one file
+per lesson in ``public/expected/``; ``python -m grader refresh-expected [LESSON ...]`` writes
+them again, and a test fails when a stored file no longer matches what the solutions give.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
 from grader import cases, submission
+from grader.course import BY_NAME, LESSONS
 from grader.runner import DEFAULT_LIMITS, Limits, run
 
-PATH = Path(__file__).resolve().parent / "public" / "expected.json"
+FOLDER = Path(__file__).resolve().parent / "public" / "expected"
 #: Device counts the public expected values are stored for.
 DEVICE_COUNTS = (1, 2, 4, 8)
 
 
+def path(lesson: str) -> Path:
+    return FOLDER / f"{lesson}.json"
+
+
 @cache
 def load() -> dict[str, dict[str, dict]]:
-    """Stored reference outcomes: ``{case id: {device count: outcome}}``."""
-    return json.loads(PATH.read_text())["cases"]
+    """Stored reference outcomes of every lesson: ``{case id: {device count: outcome}}``."""
+    table: dict[str, dict[str, dict]] = {}
+    for lesson in LESSONS:
+        if path(lesson).exists():
+            table.update(json.loads(path(lesson).read_text())["cases"])
+    return table
 
 
-def compute(solutions: Path, limits: Limits = DEFAULT_LIMITS) -> dict[str, dict[str, dict]]:
-    """Run the public cases on the reference solutions for every stored device count."""
+def compute(solutions: Path, lesson: str, limits: Limits = DEFAULT_LIMITS) -> dict:
+    """Run the public cases of one lesson on the reference solutions, for every device
+    count stored."""
     from grader.grade import GradingError
 
-    public = cases.load(hidden=False)
+    public = [c for c in cases.load(hidden=False) if BY_NAME[c.exercise].lesson == lesson]
     sources = submission.load(solutions).sources
     table: dict[str, dict[str, dict]] = {c.id: {} for c in public}
     for devices in DEVICE_COUNTS:
@@ -45,10 +56,16 @@ def render(table: dict[str, dict[str, dict]]) -> str:
     return json.dumps({"cases": table}, indent=1, sort_keys=True) + "\n"
 
 
-def refresh(solutions: Path | None = None) -> Path:
-    """Recompute and store the expected values; return the file written."""
+def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[Path]:
+    """Recompute and store the expected values of some lessons (all by default)."""
     from grader.grade import SOLUTIONS
 
-    PATH.write_text(render(compute(solutions or SOLUTIONS)))
+    FOLDER.mkdir(exist_ok=True)
+    written = []
+    for lesson in lessons or LESSONS:
+        if lesson not in LESSONS:
+            raise ValueError(f"unknown lesson {lesson!r}; lessons: {', '.join(LESSONS)}")
+        path(lesson).write_text(render(compute(solutions or SOLUTIONS, lesson)))
+        written.append(path(lesson))
     load.cache_clear()
-    return PATH
+    return written

@@ -42,8 +42,10 @@ DEFAULT_LIMITS = Limits()
 
 @dataclass(frozen=True)
 class Source:
-    """A piece of code to execute, with where it came from (``lab.ipynb, cell 3``)."""
+    """A piece of code to execute: the file it belongs to (each file runs in a namespace of
+    its own) and where in it (``lab.ipynb, cell 3``)."""
 
+    file: str
     label: str
     code: str
 
@@ -201,7 +203,9 @@ def _load(worker, sources, skip, reported, result, limits) -> bool:
         if index in skip:
             continue
         try:
-            reply = worker.request("cell", limits.cell, label=source.label, source=source.code)
+            reply = worker.request(
+                "cell", limits.cell, file=source.file, label=source.label, source=source.code
+            )
         except (WorkerDied, WorkerTimeout) as exc:
             skip.add(index)
             reported.add(index)

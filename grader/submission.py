@@ -75,7 +75,7 @@ def read_sources(file: Path, label: str) -> list[Source]:
     if "\x00" in text:
         raise ValueError("it is a binary file, not code")
     if file.suffix == ".py":
-        return [Source(label, text)]
+        return [Source(label, label, text)]
     return notebook_sources(text, label)
 
 
@@ -100,5 +100,5 @@ def notebook_sources(text: str, label: str) -> list[Source]:
             code = "".join(str(line) for line in code)
         if not isinstance(code, str):
             raise ValueError(f"cell {number} has no readable source")
-        sources.append(Source(f"{label}, cell {number}", code))
+        sources.append(Source(label, f"{label}, cell {number}", code))
     return sources

@@ -40,29 +40,43 @@ def _to_python(source: str) -> str:
     return TransformerManager().transform_cell(source)
 
 
+def _fresh_namespace() -> dict[str, Any]:
+    namespace: dict[str, Any] = {
+        "__name__": "__submission__",
+        "__builtins__": builtins,
+        "display": lambda *args, **kwargs: None,
+    }
+    shell = _SilentShell(namespace)
+    namespace["get_ipython"] = lambda: shell
+    return namespace
+
+
 class Worker:
-    """State of one worker: the namespace the student's code ran in."""
+    """State of one worker: a namespace per file of the submission, as if each notebook ran
+    in a kernel of its own (two notebooks may both define a global ``mesh``)."""
 
     def __init__(self, replies: TextIO) -> None:
         self.replies = replies
-        self.namespace: dict[str, Any] = {
-            "__name__": "__submission__",
-            "__builtins__": builtins,
-            "display": lambda *args, **kwargs: None,
-        }
-        shell = _SilentShell(self.namespace)
-        self.namespace["get_ipython"] = lambda: shell
+        self.namespaces: dict[str, dict[str, Any]] = {}
+
+    def find(self, name: str) -> Any:
+        """The object ``name`` is bound to in the last file that defines it, or None."""
+        for namespace in reversed(self.namespaces.values()):
+            if name in namespace:
+                return namespace[name]
+        return None
 
     def send(self, reply: dict[str, Any]) -> None:
         self.replies.write(json.dumps(reply) + "\n")
         self.replies.flush()
 
-    def cell(self, label: str, source: str) -> dict[str, Any]:
+    def cell(self, file: str, label: str, source: str) -> dict[str, Any]:
         from grader.cases import describe_error
 
+        namespace = self.namespaces.setdefault(file, _fresh_namespace())
         try:
             code = compile(_to_python(source), label, "exec")
-            exec(code, self.namespace)  # noqa: S102 - running the submission is the point
+            exec(code, namespace)  # noqa: S102 - running the submission is the point
         except BaseException as exc:  # noqa: BLE001 - a cell may raise anything
             return {"ok": False, "error": describe_error(exc)}
         return {"ok": True}
@@ -70,7 +84,7 @@ class Worker:
     def lookup(self, names: list[str]) -> dict[str, Any]:
         found = {}
         for name in names:
-            value = self.namespace.get(name)
+            value = self.find(name)
             found[name] = (
                 "missing" if value is None else "function" if callable(value) else
                 type(value).__name__
@@ -81,7 +95,7 @@ class Worker:
         from grader import cases
 
         found = {c.id: c for c in cases.load(hidden=True)}[case_id]
-        return cases.measure(found, self.namespace[found.exercise])
+        return cases.measure(found, self.find(found.exercise))
 
     def serve(self, requests: TextIO) -> None:
         for line in requests:

@@ -37,6 +37,7 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "hard-codes-eight-devices-in-dot": {"distributed_dot": (2, "partial")},
     "tries-to-change-the-device-count": {},
     "forged-stdout-warnings-and-noise-all-correct": {},
+    "reuses-global-names-in-another-file-all-correct": {},
 }
 
 
