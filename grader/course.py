@@ -31,6 +31,9 @@ class Exercise:
 
 
 EXERCISES: tuple[Exercise, ...] = (
+    # --- lesson 01_sharding ---
+    # --- lesson 02_jit_sharding ---
+    # --- lesson 03_collectives ---
     Exercise(
         "shard_map_psum",
         lesson="03_collectives",
@@ -60,6 +63,9 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Every device passes its block to the next one around a ring with ppermute.",
         all_devices=True,
     ),
+    # --- lesson 04_prng ---
+    # --- lesson 05_training ---
+    # --- lesson 06_multiprocess ---
 )
 
 BY_NAME: dict[str, Exercise] = {exercise.name: exercise for exercise in EXERCISES}
