@@ -32,7 +32,7 @@ test: $(INSTALLED)
 grade: $(INSTALLED)
 	$(BIN)/python -m grader grade examples/submissions --out build/example-grades
 
-## Regenerate exercises/ from solutions/ (never edit exercises/ by hand).
+## Regenerate exercises/ from solutions/ and the README exercise table from grader/course.py.
 exercises: $(INSTALLED)
 	$(BIN)/python -m grader generate
 

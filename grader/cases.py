@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 import traceback
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from grader import messages as msg
@@ -105,6 +108,28 @@ def load(hidden: bool = True) -> list[Case]:
         for module in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{module.name}")
     return [c for c in _REGISTRY.values() if hidden or not c.hidden]
+
+
+def hidden_sources() -> dict[str, str]:
+    """The source text of every hidden test module, by module name. The grader sends these
+    to its workers, which cannot see the hidden tests on disk when sandboxed."""
+    package = importlib.import_module(PACKAGES[True])
+    return {
+        f"{package.__name__}.{module.name}": Path(module.module_finder.path, f"{module.name}.py")
+        .read_text()
+        for module in pkgutil.iter_modules(package.__path__)
+    }
+
+
+def install_sources(sources: dict[str, str]) -> None:
+    """Load test modules from their source text (in a worker), registering their cases."""
+    for name, text in sources.items():
+        if name in sys.modules:
+            continue
+        module = types.ModuleType(name)
+        module.__file__ = f"<{name}>"
+        sys.modules[name] = module
+        exec(compile(text, module.__file__, "exec"), module.__dict__)  # noqa: S102
 
 
 def for_exercise(name: str, hidden: bool = True) -> list[Case]:

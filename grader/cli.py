@@ -28,6 +28,12 @@ def _parser() -> argparse.ArgumentParser:
                        help="seconds allowed per exercise and per notebook cell (default 60)")
     grade.add_argument("--solutions", type=Path, default=None,
                        help="reference solutions (default: solutions/ of the course)")
+    grade.add_argument("--memory", type=int, default=4096,
+                       help="memory cap per worker process in MiB (default 4096)")
+    grade.add_argument("--force", action="store_true",
+                       help="regrade every submission, even those graded before into OUT")
+    grade.add_argument("--no-sandbox", action="store_true",
+                       help="run workers as plain processes even where bubblewrap is installed")
 
     verbs.add_parser("generate", help="write exercises/ from solutions/")
     refresh = verbs.add_parser(
@@ -45,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         from grader import notebooks
 
         for name in notebooks.generate():
-            print(f"wrote exercises/{name}")
+            print(f"wrote {name}")
         return 0
     from grader import expected
 
@@ -71,8 +77,8 @@ def _grade(args: argparse.Namespace) -> int:
         return _fail(f"{args.submissions} is not a folder of submissions")
     if not grade.submission.discover(args.submissions):
         return _fail(f"{args.submissions} holds no submission (.ipynb, .py or folder)")
-    if args.jobs < 1 or not 0 < args.timeout < float("inf"):
-        return _fail("--jobs and --timeout must be positive")
+    if args.jobs < 1 or args.memory < 256 or not 0 < args.timeout < float("inf"):
+        return _fail("--jobs and --timeout must be positive, --memory at least 256 (MiB)")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         probe = args.out / ".write-test"
@@ -80,21 +86,25 @@ def _grade(args: argparse.Namespace) -> int:
         probe.unlink()
     except OSError as exc:
         return _fail(f"cannot write to {args.out}: {exc.strerror or exc}")
-    limits = Limits(exercise=args.timeout, cell=args.timeout)
+    limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20)
     try:
         results = grade.grade(
             args.submissions,
             args.out,
             jobs=args.jobs,
             limits=limits,
+            use_sandbox=not args.no_sandbox,
+            force=args.force,
             solutions=args.solutions or grade.SOLUTIONS,
-            progress=lambda r: print(
-                f"graded {r.student}: {r.total:g}/{r.max_total:g}", file=sys.stderr
+            progress=lambda r, reused: print(
+                f"{'kept' if reused else 'graded'} {r.student}: {r.total:g}/{r.max_total:g}",
+                file=sys.stderr,
             ),
         )
     except grade.GradingError as exc:
         print(f"python -m grader: error: {exc}", file=sys.stderr)
         return 1
     print(report.table(results))
-    print(f"\nwrote {args.out / 'gradebook.csv'} and {args.out / 'results.json'}")
+    print(f"\nwrote {args.out / 'gradebook.csv'}, {args.out / 'results.json'} and "
+          f"{args.out / 'feedback'}/")
     return 0

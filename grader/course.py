@@ -32,7 +32,67 @@ class Exercise:
 
 EXERCISES: tuple[Exercise, ...] = (
     # --- lesson 01_sharding ---
+    Exercise(
+        "is_congruent",
+        lesson="01_sharding",
+        summary="Whether each dimension of a shape is a multiple of its number of blocks.",
+    ),
+    Exercise(
+        "shard_shape",
+        lesson="01_sharding",
+        summary="The block shape a spec gives on a mesh {axis: size}; ValueError if uneven.",
+    ),
+    Exercise(
+        "shard_2d",
+        lesson="01_sharding",
+        summary="device_put a 2-D array on an ('x', 'y') mesh: rows over 'x', columns over 'y'.",
+        all_devices=True,
+    ),
+    Exercise(
+        "shard_rows_over_both",
+        lesson="01_sharding",
+        summary="device_put a 2-D array with its rows split over both mesh axes, P(('x', 'y')).",
+        all_devices=True,
+    ),
+    Exercise(
+        "replicate_over_x",
+        lesson="01_sharding",
+        summary="device_put a 2-D array with its columns over 'y' and copies along 'x'.",
+        all_devices=True,
+    ),
+    Exercise(
+        "block_map",
+        lesson="01_sharding",
+        summary="From addressable_shards: device id -> (start, stop) of its block per dimension.",
+        all_devices=True,
+    ),
     # --- lesson 02_jit_sharding ---
+    Exercise(
+        "no_comm_matmul_specs",
+        lesson="02_jit_sharding",
+        summary="PartitionSpecs for x and w on an ('x', 'y') mesh: x @ w split, no collective.",
+    ),
+    Exercise(
+        "count_collectives",
+        lesson="02_jit_sharding",
+        summary="Count each collective in the compiled HLO of jax.jit(f), an async pair once.",
+    ),
+    Exercise(
+        "normalize_columns",
+        lesson="02_jit_sharding",
+        summary="Row-split x, columns normalised: with_sharding_constraint first, one all-to-all.",
+        all_devices=True,
+    ),
+    Exercise(
+        "make_sharded_affine",
+        lesson="02_jit_sharding",
+        summary="x @ w + b under jax.jit with in_shardings and out_shardings on (data, model).",
+    ),
+    Exercise(
+        "explicit_matmul",
+        lesson="02_jit_sharding",
+        summary="x @ w on an Explicit mesh, contraction split: out_sharding=P('x', 'y').",
+    ),
     # --- lesson 03_collectives ---
     Exercise(
         "shard_map_psum",
@@ -64,7 +124,55 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     # --- lesson 04_prng ---
+    Exercise(
+        "per_device_uniform",
+        lesson="04_prng",
+        summary="Inside shard_map, every device draws uniforms from fold_in(key, axis_index).",
+        all_devices=True,
+    ),
+    Exercise(
+        "device_keys",
+        lesson="04_prng",
+        summary="One typed key per device from jax.random.split, device i holding key i.",
+        all_devices=True,
+    ),
+    Exercise(
+        "per_device_normal",
+        lesson="04_prng",
+        summary="Inside shard_map, every device draws normals from its own key of a key array.",
+        all_devices=True,
+    ),
+    Exercise(
+        "sharded_dropout",
+        lesson="04_prng",
+        summary="Dropout of a row-sharded array whose mask does not depend on the device count.",
+        all_devices=True,
+    ),
     # --- lesson 05_training ---
+    Exercise(
+        "data_parallel_grads",
+        lesson="05_training",
+        summary="MLP gradients with shard_map: each device differentiates its rows, pmean.",
+        all_devices=True,
+    ),
+    Exercise(
+        "dp_train_step",
+        lesson="05_training",
+        summary="One jitted SGD step: batch split over 'data', parameters replicated.",
+        all_devices=True,
+    ),
+    Exercise(
+        "tensor_parallel_mlp",
+        lesson="05_training",
+        summary="relu(x @ w1) @ w2 on a ('data', 'model') mesh: hidden units split, one psum.",
+        all_devices=True,
+    ),
+    Exercise(
+        "fsdp_forward",
+        lesson="05_training",
+        summary="The MLP with weights stored split over 'data', all-gathered just before use.",
+        all_devices=True,
+    ),
     # --- lesson 06_multiprocess ---
 )
 

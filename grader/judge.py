@@ -153,11 +153,20 @@ def compiles_to(op: str, hint: str | None = None) -> Callable[[dict, dict], Verd
 def runs_on_mesh(got: dict, want: dict) -> Verdict:
     """A judge for :func:`grader.probes.jaxpr_summary`: a shard_map over the same mesh as the
     reference's (axis names and sizes) must be traced."""
-    meshes = [m.get("mesh") for m in got.get("shard_maps", [])]
+    meshes = [_sizes(m.get("mesh")) for m in got.get("shard_maps", [])]
     for wanted in want.get("shard_maps", []):
-        if wanted.get("mesh") not in meshes:
+        if _sizes(wanted.get("mesh")) not in meshes:
             return Verdict(
                 False,
-                msg.MSG_MESH.format(want=wanted.get("mesh"), got=meshes or "no shard_map"),
+                msg.MSG_MESH.format(want=_sizes(wanted.get("mesh")),
+                                    got=meshes or "no shard_map"),
             )
     return PASS
+
+
+def _sizes(mesh: Any) -> Any:
+    """A mesh's {axis: size} with plain ints, for comparing and showing."""
+    if not isinstance(mesh, dict):
+        return mesh
+    return {str(k): int(np.asarray(v).item()) if np.asarray(v).size == 1 else v
+            for k, v in mesh.items()}

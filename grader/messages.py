@@ -30,6 +30,10 @@ MSG_NO_EXPECTED = (
     "no expected values are stored for {devices} device(s); run the first cell of the "
     "notebook (it asks for {default} devices) and restart the kernel if needed"
 )
+WARN_NO_SANDBOX = (
+    "warning: bubblewrap (bwrap) is not installed, so submissions run as plain processes that "
+    "can read and write what you can; see the README"
+)
 MSG_GRADER_FAILED = "the grader failed on this submission ({error}); please report it"
 MSG_WORKER_FAILED = "the grader could not start a worker on {devices} device(s): {why}"
 
@@ -39,6 +43,10 @@ MSG_VALUES = "{where} has the wrong values"
 MSG_TYPE = "{where} is {got} but should be {want}"
 MSG_KEYS = "{where} has keys {got} but should have keys {want}"
 MSG_LENGTH = "{where} has {got} entries but should have {want}"
+
+MSG_NOT_TRACED = "no {primitive} over axis {axis!r} was traced (found: {seen})"
+MSG_NOT_COMPILED = "the compiled code has no {op}, so no data moved between devices"
+MSG_MESH = "expected a shard_map over the mesh {want}, found {got}"
 
 MSG_CELL_RAISED = "{where} raised {type}: {message}"
 MSG_CELL_TIMEOUT = "{where} did not finish within {seconds:g} s and was skipped"
@@ -67,6 +75,11 @@ HINT_DEVICE_COUNT = (
     "The function seems to assume a fixed number of devices: use jax.devices() or "
     "jax.device_count() so it works on however many there are."
 )
+HINT_DOES_NOT_DIVIDE = (
+    "A dimension of the array does not split evenly over its mesh axis: check that the spec "
+    "puts each mesh axis on the dimension you meant, and that the mesh is built from the "
+    "devices there are (not from a fixed 8)."
+)
 HINT_MISSING_PSUM = "The value is right, but no psum is traced: the all-reduce must be there."
 HINT_WRONG_DIRECTION = (
     "The blocks moved the wrong way round the ring: device i must send to device i + 1, "
@@ -92,7 +105,7 @@ ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
                 re.I), HINT_AXIS_NAME),
     (re.compile(r"in_specs.*does not match the specs of the input", re.S), HINT_RESHARD),
     (re.compile(r"implies that array axis .* is partitioned|evenly divid", re.S),
-     HINT_DEVICE_COUNT),
+     HINT_DOES_NOT_DIVIDE),
     (re.compile(r"devices? (available|but)|number of devices|more devices", re.I),
      HINT_DEVICE_COUNT),
 )
@@ -105,6 +118,292 @@ def error_hint(message: str) -> str | None:
             return hint
     return None
 
-MSG_NOT_TRACED = "no {primitive} over axis {axis!r} was traced (found: {seen})"
-MSG_NOT_COMPILED = "the compiled code has no {op}, so no data moved between devices"
-MSG_MESH = "expected a shard_map over the mesh {want}, found {got}"
+# --- lesson 05_training: hints ---------------------------------------------------------------
+HINT_DP_GRADS_SUMMED = (
+    "The gradients are n times too large (n devices): they were summed over 'data' instead of "
+    "averaged. Inside shard_map, jax.grad with respect to parameters that arrive replicated "
+    "(in_specs P()) already sums their gradients over the devices, and a pmean of that sum "
+    "changes nothing. Make the parameters device-varying first, with "
+    "jax.lax.pcast(params, 'data', to='varying'), then pmean the gradients (and use pmean, "
+    "not psum)."
+)
+HINT_DP_FORGOT_PMEAN = (
+    "The gradients are those of the first device's rows alone: average the per-device "
+    "gradients over 'data' with jax.lax.pmean before returning them with out_specs=P()."
+)
+HINT_DP_ONE_DEVICE = (
+    "Everything ran on one device: the new parameters live on a single device and no "
+    "all-reduce was compiled. Put the batch on the mesh split by rows (NamedSharding(mesh, "
+    "P('data'))) and the parameters replicated (P()), for example with the in_shardings and "
+    "out_shardings of jax.jit."
+)
+HINT_DP_NOT_REPLICATED = (
+    "Every device must hold the whole of each new parameter: return them replicated, for "
+    "example with out_shardings=NamedSharding(mesh, P()) in jax.jit."
+)
+HINT_TP_FORGOT_PSUM = (
+    "The result is what the first 'model' block computes from its own hidden units: add up "
+    "the partial outputs of all blocks with jax.lax.psum(..., 'model') after the second matmul."
+)
+HINT_TP_ONE_ALL_REDUCE = (
+    "This tensor-parallel MLP needs exactly one all-reduce and no other communication: with w1 "
+    "split by columns (P(None, 'model')) and w2 by rows (P('model', None)), each device applies "
+    "relu to its own hidden units, and one psum over 'model' adds the partial outputs. Nothing "
+    "needs to be gathered."
+)
+HINT_TP_PSUM_AXIS = (
+    "The partial outputs differ along 'model', so the psum must be over 'model'; each 'data' "
+    "block keeps its own rows."
+)
+HINT_FSDP_GATHER_WEIGHTS = (
+    "FSDP moves weights, not activations: the compiled code should all-gather the row blocks "
+    "of w1 and w2 (in_specs P('data', None)), with jax.lax.all_gather(w, 'data', axis=0, "
+    "tiled=True) inside the shard_map, while x and the hidden activations stay where they are."
+)
+HINT_FSDP_GATHER_INSIDE = (
+    "No all_gather over 'data' is traced. If the weights enter shard_map replicated (in_specs "
+    "P()), jax.jit gathers them before the shard_map starts, out of your hands. Keep them "
+    "split (P('data', None)) and all_gather them inside, right where they are used."
+)
+
+# --- lesson 04_prng: hints -------------------------------------------------------------------
+HINT_SAME_KEY_EVERY_DEVICE = (
+    "Every device drew the same numbers: they all used the same key. Give each device a key "
+    "of its own inside shard_map: fold the device's jax.lax.axis_index('data') into the key "
+    "with jax.random.fold_in, or, given one key per device, split the key array over 'data' "
+    "(in_specs=P('data')) and draw from keys[0] of each block."
+)
+HINT_ONE_GLOBAL_DRAW = (
+    "These are the numbers of one draw of the whole array from the key itself. Here every "
+    "device must draw its own block, from jax.random.fold_in(key, jax.lax.axis_index('data')), "
+    "inside jax.shard_map."
+)
+HINT_STACKED_LIKE_PMAP = (
+    "The result has one row per device, stacked as pmap does. shard_map with "
+    "out_specs=P('data') lays the blocks end to end: return a 1-D array of "
+    "n_devices * n_per_device numbers."
+)
+HINT_NO_AXIS_INDEX = (
+    "No jax.lax.axis_index('data') was traced: inside shard_map a device finds its position "
+    "with axis_index, and fold_in mixes it into the key to give that device its own stream."
+)
+HINT_LEGACY_KEYS = (
+    "The keys are raw uint32 pairs (the legacy jax.random.PRNGKey format). Return typed keys: "
+    "jax.random.split of a typed key (jax.random.key) gives them; do not apply key_data."
+)
+HINT_KEYS_NOT_PLACED = (
+    "Device i must hold key i: place the keys with jax.device_put(keys, NamedSharding(mesh, "
+    "P('data'))) on a mesh of jax.devices() in order, one key per device."
+)
+HINT_KEY_BLOCK = (
+    "Inside shard_map a device's block of a key array keeps its leading axis: it has shape "
+    "(1,), not (), and samplers want a single key. pmap removed that axis; with shard_map, "
+    "take the key out of the block with keys[0]."
+)
+HINT_MASK_PER_DEVICE = (
+    "The mask depends on how x is split over devices: it was drawn per device. Draw one mask "
+    "for the whole array, jax.random.bernoulli(key, 1 - rate, x.shape), under jax.jit: with "
+    "jax_threefry_partitionable on, each device computes its own part of it, and the numbers "
+    "are the same on any number of devices."
+)
+HINT_DROPOUT_UNSCALED = (
+    "The kept values were not rescaled: divide them by (1 - rate), so that every entry keeps "
+    "its expected value."
+)
+HINT_DROPOUT_KEEP_PROBABILITY = (
+    "The mask keeps entries with probability rate instead of 1 - rate: the p of "
+    "jax.random.bernoulli is the probability of True, here of keeping an entry."
+)
+HINT_DROPOUT_NOT_SPLIT = (
+    "The result is not split over the devices like x: keep x as it comes (no gathering, no "
+    "replicating); elementwise operations under jax.jit keep the sharding of x."
+)
+HINT_DROPOUT_COMMUNICATES = (
+    "The compiled dropout moves data between devices, yet every device has what it needs: "
+    "keep x split as it comes and draw the mask for x.shape under jax.jit, without gathering "
+    "or replicating anything."
+)
+
+ERROR_HINTS += (
+    (re.compile(r"accepts a single key, but was given a key array of shape \(1,"), HINT_KEY_BLOCK),
+)
+
+# --- lesson 02_jit_sharding: hints -------------------------------------------------------------
+HINT_SPLIT_CONTRACTION = (
+    "The contracted dimension (the columns of x, the rows of w) is split over a mesh axis, so "
+    "each device computes partial sums of the output and XLA adds them up with an all-reduce. "
+    "Split only dimensions that survive into the output: the rows of x and the columns of w."
+)
+HINT_SAME_AXIS_TWICE = (
+    "The rows of x and the columns of w are split over the same mesh axis: one axis cannot "
+    "split both dimensions of the output, so XLA gathers an operand first. Give them "
+    "different mesh axes."
+)
+HINT_COUNTED_LOWERED = (
+    "Every count is zero although XLA put collectives into this program: did you read the "
+    "lowered StableHLO (.lower(...).as_text())? Collectives are inserted when XLA compiles: "
+    "read jax.jit(f).lower(*args).compile().as_text()."
+)
+HINT_COUNTED_TWICE = (
+    "A collective was counted more than once. Count instructions by their opcode, the word "
+    "right before '(' after the result type: an instruction's name (%all-gather = ...) and "
+    "the operands of later instructions (fusion(%all-gather)) repeat the word, and an async "
+    "pair op-start / op-done is a single collective."
+)
+HINT_NORMS_FROM_ROWS = (
+    "The norms were computed from row blocks (an all-reduce adds up partial sums of squares) "
+    "and the result is still split by rows: reshard x to columns first, with "
+    "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(None, 'data'))), then compute."
+)
+HINT_CONSTRAINED_TOO_LATE = (
+    "The program has the all-to-all and an all-reduce as well: the norms were computed from "
+    "row blocks before the data moved. Put with_sharding_constraint on x first, so that each "
+    "device holds whole columns when it computes their norms."
+)
+HINT_AFFINE_ONE_DEVICE = (
+    "Everything ran on a single device: NumPy inputs are uncommitted and stay on the default "
+    "device unless the in_shardings of jax.jit say where each argument goes."
+)
+HINT_AFFINE_W_WHOLE = (
+    "Every device holds all of w: split its columns over 'model' (in_shardings entry "
+    "NamedSharding(mesh, P(None, 'model'))), and b the same way, P('model')."
+)
+HINT_EXPLICIT_COLUMNS = (
+    "The result's columns are not split over 'y' (its type shows no @y on the last "
+    "dimension): ask for out_sharding=NamedSharding(mesh, P('x', 'y'))."
+)
+HINT_NEEDS_OUT_SHARDING = (
+    "On an Explicit mesh JAX will not guess the sharding of a product whose contracted "
+    "dimension is split: pass out_sharding=... to jnp.dot (or jnp.einsum, jnp.matmul)."
+)
+HINT_SPEC_WITHOUT_MESH = (
+    "A bare PartitionSpec needs a mesh: wrap it as NamedSharding(mesh, spec), or run the code "
+    "under `with jax.set_mesh(mesh):`. Inside jax.jit, jax.typeof(x).sharding.mesh is the "
+    "mesh of x."
+)
+HINT_CONSTRAINT_ON_EXPLICIT = (
+    "with_sharding_constraint only accepts Auto mesh axes, and jax.make_mesh makes Explicit "
+    "ones. Build the mesh with jax.sharding.Mesh(jax.devices(), names), or on an Explicit mesh "
+    "use jax.reshard."
+)
+HINT_SHARDING_OF_TRACER = (
+    "Inside jax.jit an array is a tracer and has no .sharding: jax.typeof(x).sharding gives "
+    "its sharding (on an Explicit mesh), or build the mesh you need from jax.devices()."
+)
+HINT_COMMITTED_MISMATCH = (
+    "A committed argument (placed with device_put) has a sharding other than the in_shardings "
+    "of jax.jit, and jit does not move committed arrays: pass it uncommitted, or device_put it "
+    "to the expected sharding first."
+)
+HINT_COMMITTED_DEVICES = (
+    "Two committed arrays live on different devices and JAX will not move either: "
+    "jax.device_put one of them to where the other lives."
+)
+HINT_MIXED_MESHES = (
+    "Arrays on an Auto mesh and on an Explicit mesh (jax.make_mesh) cannot meet in one "
+    "operation: build every mesh the same way."
+)
+HINT_RETURN_JITTED = (
+    "Return the function that jax.jit(...) makes (it has .lower), not a plain Python function."
+)
+
+ERROR_HINTS += (
+    (re.compile(r"Contracting dimensions are sharded"), HINT_NEEDS_OUT_SHARDING),
+    (re.compile(r"Using PartitionSpec when you are not under a mesh context|requires a "
+                r"non-empty mesh in context"), HINT_SPEC_WITHOUT_MESH),
+    (re.compile(r"can only refer to Auto axes"), HINT_CONSTRAINT_ON_EXPLICIT),
+    (re.compile(r"'sharding' attribute is not available on traced array"),
+     HINT_SHARDING_OF_TRACER),
+    (re.compile(r"Sharding passed to jit does not match the sharding"), HINT_COMMITTED_MISMATCH),
+    (re.compile(r"Received incompatible devices for jitted computation"), HINT_COMMITTED_DEVICES),
+    (re.compile(r"Mesh for all inputs should be equal"), HINT_MIXED_MESHES),
+    (re.compile(r"object has no attribute 'lower'"), HINT_RETURN_JITTED),
+)
+
+# --- lesson 01_sharding: hints ---------------------------------------------------------------
+HINT_CONGRUENT_LENGTH = (
+    "A shape and a sharding shape of different lengths are never congruent: compare their "
+    "lengths first (zip stops at the shorter one and hides the difference)."
+)
+HINT_CONGRUENT_ZERO = (
+    "A dimension of size 0 splits into any number of empty blocks (0 % k == 0), so it is "
+    "congruent: test divisibility with %, without comparing the sizes."
+)
+HINT_CONGRUENT_REVERSED = (
+    "Is the test the right way round? Each dimension of x_shape must be a multiple of its "
+    "number of blocks (size % blocks == 0), and a dimension smaller than its number of blocks "
+    "is not."
+)
+HINT_SHARD_SHAPE_RAISE = (
+    "When a dimension does not divide evenly into its blocks (for a tuple entry: into the "
+    "product of the sizes of its axes), raise ValueError, as jax.device_put refuses such a "
+    "layout, instead of rounding the block size."
+)
+HINT_SHARD_SHAPE_TUPLE = (
+    "An entry that is a tuple of axis names splits its dimension over all of those axes: "
+    "divide by the product of their sizes."
+)
+HINT_SHARD_SHAPE_INTEGERS = (
+    "Block sizes are integers: once you know the dimension divides evenly, use // (/ gives "
+    "floats)."
+)
+HINT_SHARD_SHAPE_MISSING = (
+    "Entries missing at the end of the spec mean 'not split': the result has one entry per "
+    "dimension of global_shape, however short the spec is."
+)
+HINT_NOT_PLACED = (
+    "The result is not laid out by a NamedSharding: return jax.device_put(x, "
+    "NamedSharding(mesh, spec)), the array placed on the mesh you were given."
+)
+HINT_GIVEN_MESH = (
+    "The array is not on the mesh passed in: build the NamedSharding from the `mesh` "
+    "argument rather than from a mesh of your own (the tests pass meshes of several shapes, "
+    "with Explicit or Auto axes)."
+)
+HINT_SPEC_ORDER = (
+    "Entry i of a PartitionSpec is for dimension i of the array: the rows are dimension 0, "
+    "so P('x', 'y') splits the rows over 'x' and the columns over 'y'."
+)
+HINT_ROWS_ONLY = (
+    "Only the rows are split: the columns need their own spec entry too, P('x', 'y')."
+)
+HINT_TUPLE_NOT_TWO = (
+    "P(('x', 'y')) and P('x', 'y') differ: the first has one entry, a tuple, and splits the "
+    "rows over both mesh axes; the second has two entries and splits the rows over 'x' and "
+    "the columns over 'y'."
+)
+HINT_TUPLE_ORDER = (
+    "Inside a tuple the order of the axis names matters: ('x', 'y') makes 'x' the major axis, "
+    "so row block k goes to the device at x = k // size_y, y = k % size_y. Use P(('x', 'y'))."
+)
+HINT_ROWS_ONE_AXIS = (
+    "The rows are split over one mesh axis only: split them over both with a tuple entry, "
+    "P(('x', 'y'))."
+)
+HINT_REPLICATE_ROWS_SPLIT = (
+    "The rows must stay whole (spec entry None) so that all devices of a mesh column hold the "
+    "same block: P(None, 'y')."
+)
+HINT_REPLICATE_WRONG_AXIS = (
+    "The columns are split over 'x': split them over 'y', P(None, 'y'), and the copies then "
+    "run along 'x'."
+)
+HINT_REPLICATE_EVERYTHING = (
+    "P() copies the whole array to every device, but the columns must still be split over "
+    "'y': P(None, 'y')."
+)
+HINT_BLOCK_MAP_SLICES = (
+    "Return (start, stop) pairs of ints, not slices: slice.indices(size) gives (start, stop, "
+    "step) with the None bounds filled in."
+)
+HINT_BLOCK_MAP_NONE = (
+    "A dimension that is not split appears as slice(None, None, None) in shard.index: report "
+    "it as (0, size), for example with slice.indices(size)."
+)
+HINT_BLOCK_MAP_KEYS = (
+    "Key the dict by the device's id, shard.device.id (an int), not by the device object."
+)
+HINT_BLOCK_MAP_OFFSETS = (
+    "Every block starts at 0 in your result: the pairs must say where the block sits in the "
+    "global array (shard.index tells), not only how large it is (shard.data.shape)."
+)

@@ -65,9 +65,37 @@ def stale_exercises(solutions: Path = SOLUTIONS, exercises: Path = EXERCISES) ->
 
 
 def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISES) -> list[str]:
-    """Write every exercise notebook; return the names written."""
+    """Write every exercise notebook and the README's exercise table; return what was
+    written."""
     exercises.mkdir(exist_ok=True)
     wanted = expected_exercises(solutions)
     for name, text in wanted.items():
         (exercises / name).write_text(text)
-    return sorted(wanted)
+    README.write_text(readme_with_table(README.read_text()))
+    return [f"exercises/{name}" for name in sorted(wanted)] + ["README.md"]
+
+
+# --- the README's exercise table ------------------------------------------------------------
+README = ROOT / "README.md"
+TABLE_START = "<!-- exercise table: written by `python -m grader generate` -->"
+TABLE_END = "<!-- end of exercise table -->"
+
+
+def exercise_table() -> str:
+    """The README's table of exercises, from the course's one list."""
+    from grader.course import EXERCISES
+
+    rows = [
+        "| lesson | function | what it does | graded on |",
+        "| --- | --- | --- | --- |",
+    ]
+    for e in EXERCISES:
+        devices = " and ".join(map(str, e.device_counts)) + " devices"
+        rows.append(f"| {e.lesson} | `{e.name}` | {e.summary} | {devices} |")
+    return "\n".join(rows)
+
+
+def readme_with_table(text: str) -> str:
+    """The README text with its exercise table replaced by the current one."""
+    start, end = text.index(TABLE_START), text.index(TABLE_END)
+    return f"{text[:start]}{TABLE_START}\n{exercise_table()}\n{text[end:]}"

@@ -12,6 +12,7 @@ import json
 import os
 import queue
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,24 +21,68 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from grader import cases as case_registry
 from grader import messages as msg
 from grader.cases import Case
 
+#: How much of a worker's last output is kept to explain a failed start.
+KEEP_TAIL = 2000
 #: The longest reply line read from a worker.
 MAX_REPLY = 64 * 1024 * 1024
 
 
+#: bubblewrap, when installed: the sandbox workers run in.
+BWRAP = shutil.which("bwrap")
+
+
 @dataclass(frozen=True)
 class Limits:
-    """Time limits in seconds."""
+    """What a worker may use: seconds per exercise, per cell and to start; bytes of memory."""
 
     exercise: float = 60.0
     cell: float = 60.0
     start: float = 120.0
+    memory: int = 4 * 2**30
 
 
 DEFAULT_LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Where a worker may look: with bubblewrap, the whole file system read-only, no network,
+    a private /tmp and home, and the ``hidden`` paths (solutions, hidden tests, outputs,
+    other submissions) replaced by empty folders. Without bubblewrap, a plain process."""
+
+    hidden: tuple[Path, ...] = ()
+    use_bwrap: bool = True
+
+    def command(self, home: str) -> list[str]:
+        if not (self.use_bwrap and BWRAP):
+            return []
+        args = [BWRAP, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                "--tmpfs", "/tmp", "--bind", home, home, "--chdir", home,
+                "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                "--die-with-parent", "--new-session"]
+        for path in self.hidden:
+            if path.is_dir():
+                args += ["--tmpfs", str(path.resolve())]
+            elif path.exists():
+                args += ["--ro-bind", "/dev/null", str(path.resolve())]
+        return args
+
+
+DEFAULT_SANDBOX = Sandbox()
+_warned = threading.Event()
+
+
+def warn_without_sandbox() -> None:
+    """Say once per process that workers run unsandboxed."""
+    if not BWRAP and not _warned.is_set():
+        _warned.set()
+        print(msg.WARN_NO_SANDBOX, file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -61,7 +106,7 @@ class WorkerTimeout(Exception):
 class WorkerProcess:
     """One worker process on a fixed number of devices."""
 
-    def __init__(self, devices: int) -> None:
+    def __init__(self, devices: int, limits: Limits, sandbox: Sandbox) -> None:
         self.devices = devices
         self.home = tempfile.TemporaryDirectory(prefix="grader-worker-")
         env = {
@@ -72,8 +117,11 @@ class WorkerProcess:
             "PYTHONDONTWRITEBYTECODE": "1",
             "MPLBACKEND": "Agg",
         }
+        prefix = sandbox.command(self.home.name)
+        self.sandboxed = bool(prefix)
         self.process = subprocess.Popen(
-            [sys.executable, "-I", "-m", "grader.worker", str(devices)],
+            [*prefix, sys.executable, "-I", "-m", "grader.worker",
+             str(devices), str(limits.memory)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -82,6 +130,7 @@ class WorkerProcess:
             start_new_session=True,
         )
         self.replies: queue.Queue[bytes | None] = queue.Queue()
+        self.tail = b""
         threading.Thread(target=self._read_replies, daemon=True).start()
         threading.Thread(target=self._discard_output, daemon=True).start()
 
@@ -92,11 +141,11 @@ class WorkerProcess:
         self.replies.put(None)
 
     def _discard_output(self) -> None:
-        """Read what the submission prints, however much, so that it never blocks on a full
-        pipe; none of it is kept."""
+        """Read what the worker prints, however much, so that it never blocks on a full pipe;
+        only the last lines are kept, to explain a worker that fails to start."""
         stream = self.process.stderr
-        while stream.read1(65536):
-            pass
+        while chunk := stream.read1(65536):
+            self.tail = (self.tail + chunk)[-KEEP_TAIL:]
 
     def receive(self, req: str, timeout: float) -> dict:
         """The reply to request ``req``; lines that are not it are ignored."""
@@ -133,11 +182,13 @@ class WorkerProcess:
             code = self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return "it stopped answering"
-        if code < 0:
+        # A plain worker reports a signal as a negative code; bubblewrap as 128 + the signal.
+        number = -code if code < 0 else code - 128 if self.sandboxed and code > 128 else 0
+        if number:
             try:
-                return f"killed by signal {signal.Signals(-code).name}"
+                return f"killed by signal {signal.Signals(number).name}"
             except ValueError:
-                return f"killed by signal {-code}"
+                return f"killed by signal {number}"
         return f"exit code {code}"
 
     def close(self) -> None:
@@ -164,8 +215,11 @@ class Run:
     problems: list[str] = field(default_factory=list)
 
 
-def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: Limits) -> Run:
+def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: Limits,
+        sandbox: Sandbox = DEFAULT_SANDBOX) -> Run:
     """Execute ``sources`` in a worker on ``devices`` devices and measure every case."""
+    warn_without_sandbox()
+    hidden_tests = case_registry.hidden_sources()
     result = Run(devices)
     skip: set[int] = set()
     reported: set[int] = set()
@@ -178,13 +232,18 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
             _settle(result, todo, exercise, {"missing": msg.MSG_NOT_FOUND.format(name=exercise)})
     while todo:
         try:
-            worker = WorkerProcess(devices)
+            worker = WorkerProcess(devices, limits, sandbox)
         except OSError as exc:
             why = str(exc) or "no answer in time"
             _give_up(result, todo, msg.MSG_WORKER_FAILED.format(devices=devices, why=why))
             return result
         try:
-            ready = worker.receive("ready", limits.start)
+            try:
+                ready = worker.receive("ready", limits.start)
+                worker.request("tests", limits.start, modules=hidden_tests)
+            except WorkerDied as exc:  # before any student code ran: say what the worker said
+                last = worker.tail.decode(errors="replace").strip().splitlines()[-1:]
+                raise WorkerDied(f"{exc}: {' '.join(last)}") from None
             if not ready.get("ok"):
                 raise WorkerDied(f"it has {ready.get('devices')} devices")
             if _load(worker, sources, skip, reported, result, limits):

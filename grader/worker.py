@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import json
 import os
+import resource
 import sys
 from typing import Any, TextIO
 
@@ -91,6 +92,12 @@ class Worker:
             )
         return {"ok": True, "found": found}
 
+    def tests(self, modules: dict[str, str]) -> dict[str, Any]:
+        from grader import cases
+
+        cases.install_sources(modules)
+        return {"ok": True}
+
     def probe(self, case_id: str) -> dict[str, Any]:
         from grader import cases
 
@@ -107,7 +114,9 @@ class Worker:
 
 
 def main() -> None:
-    devices = int(sys.argv[1])
+    devices, memory = int(sys.argv[1]), int(sys.argv[2])
+    # Capped before any student code runs; in the sandbox, without the capability to raise it.
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     requests = os.fdopen(os.dup(0), "r")
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
@@ -120,7 +129,7 @@ def main() -> None:
     worker = Worker(replies)
     from grader import cases
 
-    cases.load(hidden=True)
+    cases.load(hidden=False)  # the hidden tests arrive with the first request
     worker.send({"req": "ready", "ok": have == devices, "devices": have})
     worker.serve(requests)
 

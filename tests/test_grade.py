@@ -13,13 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from grader import cases, grade, notebooks
+from grader import cases, grade, notebooks, runner
 from grader.course import EXERCISES
 from grader.runner import Limits, Run
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "submissions"
-CORRECT = ROOT / "examples" / "submissions" / "ada" / "03_collectives.ipynb"
+# The base every .py fixture is added to: a complete, correct notebook of one lesson.
+LESSON = "03_collectives"
+CORRECT = ROOT / "examples" / "submissions" / "ada" / f"{LESSON}.ipynb"
 LIMITS = Limits(exercise=20, cell=20)
 
 # fixture -> {exercise: (points, status)}; every exercise not listed must get full marks.
@@ -38,7 +40,17 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "tries-to-change-the-device-count": {},
     "forged-stdout-warnings-and-noise-all-correct": {},
     "reuses-global-names-in-another-file-all-correct": {},
+    "allocates-without-bound-in-ring-shift": {"ring_shift": (0, "failed")},
 }
+# Fixtures only the sandbox makes harmless or harmless-looking: without bubblewrap they would
+# really plant hooks in the environment or leave processes behind, so they are not run.
+SANDBOX_ONLY: dict[str, dict[str, tuple[float, str]]] = {
+    "reads-solutions-and-hidden-tests-from-disk-all-correct": {},
+    "plants-startup-hooks-all-correct": {},
+    "starts-a-child-that-would-outlive-it-all-correct": {},
+}
+if runner.BWRAP:
+    OUTCOMES.update(SANDBOX_ONLY)
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +64,8 @@ def graded(tmp_path_factory) -> dict:
         shutil.copy(FIXTURES / f"{name}.py", student / f"zz_{name}.py")
     for notebook in FIXTURES.glob("*.ipynb"):
         shutil.copy(notebook, batch / notebook.name)
-    shutil.copy(notebooks.SOLUTIONS / "03_collectives.ipynb", batch / "reference-solutions.ipynb")
-    shutil.copy(notebooks.EXERCISES / "03_collectives.ipynb", batch / "untouched-stubs.ipynb")
+    shutil.copytree(notebooks.SOLUTIONS, batch / "reference-solutions")
+    shutil.copytree(notebooks.EXERCISES, batch / "untouched-stubs")
     out = tmp_path_factory.mktemp("out")
     grade.grade(batch, out, jobs=2, limits=LIMITS)
     return json.loads((out / "results.json").read_text())["students"]
@@ -68,10 +80,38 @@ def max_points(exercise: str) -> float:
 def test_each_fixture_costs_exactly_its_exercise(graded, fixture):
     """Does a crash, hang, exit, patch or forgery cost its own exercise and nothing else?"""
     exercises = graded[fixture]["exercises"]
-    for exercise in EXERCISES:
+    for exercise in (e for e in EXERCISES if e.lesson == LESSON):
         got = exercises[exercise.name]
         points, status = OUTCOMES[fixture].get(exercise.name, (max_points(exercise.name), "passed"))
         assert (got["points"], got["status"]) == (points, status), (exercise.name, got["message"])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not runner.BWRAP, reason="bubblewrap is not installed")
+def test_the_sandbox_leaves_no_hook_and_no_process_behind(graded):
+    """After hostile submissions ran, is every start-up hook absent and every process gone?"""
+    import site
+    import sys
+
+    for folder in [*map(Path, site.getsitepackages()), Path(sys.prefix)]:
+        for name in ("sitecustomize.py", "usercustomize.py", "zz-planted-by-a-submission.pth"):
+            assert not (folder / name).exists()
+    marker = b"orphan-marker-5b1e"
+    alive = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker in (proc / "cmdline").read_bytes():
+                alive.append(proc.name)
+        except OSError:
+            pass
+    assert alive == []
+
+
+@pytest.mark.slow
+def test_a_memory_hog_is_stopped_by_the_cap(graded):
+    """Does unbounded allocation end in a MemoryError for that exercise only?"""
+    ring = graded["allocates-without-bound-in-ring-shift"]["exercises"]["ring_shift"]
+    assert "MemoryError" in ring["message"]
 
 
 @pytest.mark.slow

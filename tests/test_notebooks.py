@@ -103,3 +103,9 @@ def test_exercise_notebooks_run_and_show_not_attempted(path):
     """Does each unsolved notebook run top to bottom, every check saying "not attempted"?"""
     statuses = check_outputs(run_notebook(path))
     assert statuses and set(statuses) == {"not attempted"}
+
+
+def test_the_readme_lists_exactly_the_graders_exercises():
+    """Is the README's exercise table the one the exercise list gives (`make exercises`)?"""
+    text = notebooks.README.read_text()
+    assert notebooks.readme_with_table(text) == text

@@ -1,0 +1,115 @@
+"""Hidden tests of lesson 4 (PRNG keys on many devices): only the grader runs them, on 8
+devices and on 2 (every exercise of this lesson must work on all devices)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from grader import messages as msg
+from grader.cases import case
+from grader.judge import Hint, runs_on_mesh, same, traces
+from grader.probes import hlo_collectives, jaxpr_summary, layout
+from grader.public.prng import (
+    DROPOUT_HINTS,
+    dropout_case,
+    dropout_context,
+    dropout_input,
+    keys_case,
+    legacy_keys,
+    normal_case,
+    one_draw,
+    same_key,
+    split_rows,
+    stacked,
+    uniform_case,
+)
+
+keys_not_placed = Hint(lambda got, want: True, msg.HINT_KEYS_NOT_PLACED)
+legacy_shards = Hint(lambda got, want: any(len(shape) == 2 for shape in
+                                           got["layout"]["shard_shapes"]), msg.HINT_LEGACY_KEYS)
+communicates = Hint(lambda got, want: True, msg.HINT_DROPOUT_COMMUNICATES)
+
+
+# --- per_device_uniform -------------------------------------------------------------------
+@case("per_device_uniform", hidden=True, hints=[same_key, stacked, one_draw])
+def three_numbers_from_another_key(fn):
+    return uniform_case(fn, jax.random.key(2024), 3)
+
+
+@case("per_device_uniform", hidden=True, hints=[same_key, stacked, one_draw])
+def accepts_a_legacy_uint32_key(fn):
+    return uniform_case(fn, jax.random.PRNGKey(7), 2)
+
+
+@case("per_device_uniform", hidden=True, judge=same("layout"))
+def one_block_on_each_device(fn):
+    return {"layout": layout(fn(jax.random.key(1), 5))}
+
+
+@case("per_device_uniform", hidden=True, judge=runs_on_mesh)
+def shard_map_over_every_device(fn):
+    return jaxpr_summary(lambda key: fn(key, 2), jax.random.key(0))
+
+
+@case("per_device_uniform", hidden=True,
+      judge=traces("axis_index", "data", msg.HINT_NO_AXIS_INDEX))
+def folds_in_the_device_index(fn):
+    return jaxpr_summary(lambda key: fn(key, 2), jax.random.key(0))
+
+
+# --- device_keys --------------------------------------------------------------------------
+@case("device_keys", hidden=True, hints=[legacy_keys])
+def splits_another_key(fn):
+    return keys_case(fn, jax.random.key(31337))
+
+
+@case("device_keys", hidden=True, judge=same("layout", hints=[legacy_shards, keys_not_placed]))
+def one_key_on_each_device(fn):
+    return {"layout": layout(fn(jax.random.key(3)))}
+
+
+@case("device_keys", hidden=True, judge=same("held", hints=[keys_not_placed]))
+def device_i_holds_key_i(fn):
+    keys = fn(jax.random.key(4))
+    shards = sorted(keys.addressable_shards, key=lambda shard: shard.device.id)
+    return {"held": [jax.random.key_data(shard.data) for shard in shards]}
+
+
+# --- per_device_normal --------------------------------------------------------------------
+@case("per_device_normal", hidden=True, hints=[same_key, stacked])
+def keys_already_on_their_devices(fn):
+    return normal_case(fn, seed=5, per_device=6, placed=True)
+
+
+@case("per_device_normal", hidden=True, judge=same("layout"))
+def result_stays_split_over_devices(fn):
+    return {"layout": layout(normal_case(fn, seed=6, per_device=2, placed=True)["result"])}
+
+
+@case("per_device_normal", hidden=True, judge=runs_on_mesh)
+def shard_map_over_the_data_axis(fn):
+    keys = jax.random.split(jax.random.key(0), jax.device_count())
+    return jaxpr_summary(lambda k: fn(k, 2), keys)
+
+
+# --- sharded_dropout ----------------------------------------------------------------------
+@case("sharded_dropout", hidden=True, hints=DROPOUT_HINTS)
+def same_mask_on_every_device_count(fn):
+    return dropout_case(fn, seed=7, rate=0.25, features=6)
+
+
+@case("sharded_dropout", hidden=True, hints=DROPOUT_HINTS)
+def same_mask_whether_split_or_not(fn):
+    key, x = jax.random.key(8), dropout_input(8, 3)
+    return {
+        "result": fn(key, split_rows(x), 0.3),
+        "unsplit": fn(key, jnp.asarray(x), 0.3),
+        **dropout_context(key, x, 0.3),
+    }
+
+
+@case("sharded_dropout", hidden=True, judge=same(hints=[communicates]))
+def draws_without_communication(fn):
+    x = split_rows(dropout_input(9, 5))
+    return hlo_collectives(lambda key, x: fn(key, x, 0.5), jax.random.key(9), x)

@@ -1,0 +1,146 @@
+"""Public tests of lesson 4 (PRNG keys on many devices): ``check`` runs them in the notebook,
+and the grader runs them too. Typed keys are measured through ``jax.random.key_data``."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from grader import messages as msg
+from grader.cases import case
+from grader.judge import Hint, close, same
+from grader.probes import layout
+
+#: Rows of the dropout inputs: a multiple of 1, 2, 4 and 8, so that the very same array can be
+#: split over every device count and the masks compared across counts.
+DROPOUT_ROWS = 16
+
+
+def identical_blocks(result: np.ndarray, devices: int) -> bool:
+    """True when ``result`` splits into ``devices`` equal blocks that are all the same."""
+    if devices < 2 or result.ndim != 1 or result.size % devices:
+        return False
+    blocks = result.reshape(devices, -1)
+    return all(np.array_equal(block, blocks[0]) for block in blocks)
+
+
+same_key = Hint(lambda got, want: identical_blocks(got["result"], int(want["_devices"])),
+                msg.HINT_SAME_KEY_EVERY_DEVICE)
+stacked = Hint(lambda got, want: got["result"].ndim == 2
+               and got["result"].size == want["result"].size, msg.HINT_STACKED_LIKE_PMAP)
+one_draw = Hint(lambda got, want: close(got["result"], want["_one_draw"]),
+                msg.HINT_ONE_GLOBAL_DRAW)
+legacy_keys = Hint(lambda got, want: not got["typed"], msg.HINT_LEGACY_KEYS)
+mask_per_device = Hint(lambda got, want: close(got["result"], want["_fold_in_per_device"])
+                       or close(got["result"], want["_same_key_per_device"]),
+                       msg.HINT_MASK_PER_DEVICE)
+unscaled = Hint(lambda got, want: close(got["result"], want["_unscaled"]),
+                msg.HINT_DROPOUT_UNSCALED)
+keeps_with_rate = Hint(lambda got, want: close(got["result"], want["_keep_with_rate"]),
+                       msg.HINT_DROPOUT_KEEP_PROBABILITY)
+DROPOUT_HINTS = [mask_per_device, unscaled, keeps_with_rate]
+not_split = Hint(lambda got, want: True, msg.HINT_DROPOUT_NOT_SPLIT)
+
+
+def data_mesh() -> Mesh:
+    return Mesh(jax.devices(), ("data",))
+
+
+# --- per_device_uniform -------------------------------------------------------------------
+def uniform_case(fn, key, per_device: int) -> dict:
+    """The result, and what one draw of the whole array from ``key`` would give."""
+    n = jax.device_count()
+    return {
+        "result": fn(key, per_device),
+        "_devices": n,
+        "_one_draw": jax.random.uniform(key, (n * per_device,)),
+    }
+
+
+@case("per_device_uniform", hidden=False, hints=[same_key, stacked, one_draw])
+def four_numbers_per_device(fn):
+    return uniform_case(fn, jax.random.key(0), 4)
+
+
+# --- device_keys --------------------------------------------------------------------------
+def keys_case(fn, key) -> dict:
+    keys = fn(key)
+    return {
+        "keys": jax.random.key_data(keys),
+        "typed": bool(jnp.issubdtype(keys.dtype, jax.dtypes.prng_key)),
+    }
+
+
+@case("device_keys", hidden=False, hints=[legacy_keys])
+def splits_key_zero(fn):
+    return keys_case(fn, jax.random.key(0))
+
+
+# --- per_device_normal --------------------------------------------------------------------
+def normal_case(fn, seed: int, per_device: int, placed: bool) -> dict:
+    """Per-device normals from one key per device; ``placed`` puts key i on device i first."""
+    n = jax.device_count()
+    keys = jax.random.split(jax.random.key(seed), n)
+    if placed:
+        keys = jax.device_put(keys, NamedSharding(data_mesh(), P("data")))
+    return {"result": fn(keys, per_device), "_devices": n}
+
+
+@case("per_device_normal", hidden=False, hints=[same_key, stacked])
+def three_normals_per_device(fn):
+    return normal_case(fn, seed=0, per_device=3, placed=False)
+
+
+# --- sharded_dropout ----------------------------------------------------------------------
+def dropout_input(seed: int, features: int) -> np.ndarray:
+    return np.random.default_rng(seed).normal(size=(DROPOUT_ROWS, features)).astype(np.float32)
+
+
+def split_rows(x) -> jax.Array:
+    """``x`` with its rows split over every device (an Auto mesh named 'data')."""
+    return jax.device_put(x, NamedSharding(data_mesh(), P("data")))
+
+
+def dropout_context(key, x: np.ndarray, rate: float) -> dict:
+    """What the likely mistakes give: hint material."""
+
+    def scaled(keep):
+        return jnp.where(keep, x / (1.0 - rate), 0.0)
+
+    def per_device(fold: bool):
+        def local(k, block):
+            if fold:
+                k = jax.random.fold_in(k, jax.lax.axis_index("data"))
+            keep = jax.random.bernoulli(k, 1.0 - rate, block.shape)
+            return jnp.where(keep, block / (1.0 - rate), 0.0)
+
+        return jax.shard_map(local, mesh=data_mesh(), in_specs=(P(), P("data")),
+                             out_specs=P("data"))(key, x)
+
+    keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+    return {
+        "_fold_in_per_device": per_device(fold=True),
+        "_same_key_per_device": per_device(fold=False),
+        "_unscaled": jnp.where(keep, x, 0.0),
+        "_keep_with_rate": scaled(jax.random.bernoulli(key, rate, x.shape)),
+    }
+
+
+def dropout_case(fn, seed: int, rate: float, features: int) -> dict:
+    key = jax.random.key(seed)
+    x = dropout_input(seed, features)
+    return {"result": fn(key, split_rows(x), rate), **dropout_context(key, x, rate)}
+
+
+@case("sharded_dropout", hidden=False, hints=DROPOUT_HINTS)
+def drops_half_of_a_split_array(fn):
+    return dropout_case(fn, seed=0, rate=0.5, features=4)
+
+
+@case("sharded_dropout", hidden=False, judge=same("layout", hints=[not_split]))
+def keeps_the_rows_split(fn):
+    x = split_rows(dropout_input(1, 4))
+    return {"layout": layout(fn(jax.random.key(1), x, 0.5))}

@@ -1,0 +1,204 @@
+"""Public tests of lesson 5 (training in parallel): ``check`` runs them in the notebook, and
+the grader runs them too. Sizes are derived from the number of devices there are."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from grader import messages as msg
+from grader.cases import case
+from grader.judge import Hint, close, compiles_to
+from grader.probes import compiled_hlo, hlo_collectives, layout
+
+
+# --- inputs -------------------------------------------------------------------------------
+def mlp_params(seed: int, d_in: int, hidden: int, d_out: int, biases: bool = True) -> dict:
+    rng = np.random.default_rng(seed)
+    params = {
+        "w1": rng.normal(size=(d_in, hidden)) / np.sqrt(d_in),
+        "b1": 0.1 * rng.normal(size=hidden),
+        "w2": rng.normal(size=(hidden, d_out)) / np.sqrt(hidden),
+        "b2": 0.1 * rng.normal(size=d_out),
+    }
+    if not biases:
+        params = {k: v for k, v in params.items() if k.startswith("w")}
+    return {k: jnp.asarray(v, jnp.float32) for k, v in params.items()}
+
+
+def regression_batch(seed: int, rows: int, d_in: int, d_out: int) -> dict:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(rows, d_in))
+    y = np.tanh(x @ rng.normal(size=(d_in, d_out)))
+    return {"x": jnp.asarray(x, jnp.float32), "y": jnp.asarray(y, jnp.float32)}
+
+
+def model_axis_size() -> int:
+    """The size of the 'model' axis the exercises ask for: 2, or 1 on an odd device count."""
+    return 2 if jax.device_count() % 2 == 0 else 1
+
+
+# --- hint material, computed in numpy (no compilation) -----------------------------------
+def numpy_grads(params: dict, batch: dict) -> dict:
+    """jax.grad(loss_fn)(params, batch), by hand in float64."""
+    p = {k: np.asarray(v, np.float64) for k, v in params.items()}
+    x, y = (np.asarray(batch[k], np.float64) for k in ("x", "y"))
+    before = x @ p["w1"] + p["b1"]
+    hidden = np.maximum(before, 0)
+    d_out = 2 * (hidden @ p["w2"] + p["b2"] - y) / y.size
+    d_before = (d_out @ p["w2"].T) * (before > 0)
+    return {"w1": x.T @ d_before, "b1": d_before.sum(0), "w2": hidden.T @ d_out,
+            "b2": d_out.sum(0)}
+
+
+def grads_context(params: dict, batch: dict) -> dict:
+    """What gradients summed over the devices, or a forgotten pmean (the first device's
+    gradients), would give."""
+    n = jax.device_count()
+    rows = batch["x"].shape[0] // n
+    grads = numpy_grads(params, batch)
+    first = numpy_grads(params, {k: v[:rows] for k, v in batch.items()})
+    return {"_summed": {k: n * g for k, g in grads.items()}, "_first_device": first}
+
+
+def first_model_block(x: jax.Array, w1: jax.Array, w2: jax.Array) -> np.ndarray:
+    """The output when the psum over 'model' is left out: the first block's partial sum."""
+    width = w1.shape[1] // model_axis_size()
+    x, w1, w2 = (np.asarray(a, np.float64) for a in (x, w1, w2))
+    return np.maximum(x @ w1[:, :width], 0) @ w2[:width]
+
+
+summed_grads = Hint(lambda got, want: close(got["result"], want["_summed"]),
+                    msg.HINT_DP_GRADS_SUMMED)
+forgot_pmean = Hint(lambda got, want: close(got["result"], want["_first_device"]),
+                    msg.HINT_DP_FORGOT_PMEAN)
+on_one_device = Hint(
+    lambda got, want: all(v["on_devices"] == 1 for v in got["layout"].values())
+    and any(v["on_devices"] > 1 for v in want["layout"].values()),
+    msg.HINT_DP_ONE_DEVICE,
+)
+not_replicated = Hint(lambda got, want: True, msg.HINT_DP_NOT_REPLICATED)
+tp_forgot_psum = Hint(lambda got, want: close(got["result"], want["_first_block"]),
+                      msg.HINT_TP_FORGOT_PSUM)
+tp_extra_communication = Hint(lambda got, want: True, msg.HINT_TP_ONE_ALL_REDUCE)
+gathers_activations = Hint(lambda got, want: True, msg.HINT_FSDP_GATHER_WEIGHTS)
+
+
+# --- reading compiled HLO -------------------------------------------------------------------
+_DEFINITION = re.compile(r"^\s*(?:ROOT\s+)?(%[\w.\-]+)\s*=\s*(.*)$")
+_SHAPE = re.compile(r"[a-z]\w*\[([\d,]*)\]")
+
+
+def _result_type(rest: str) -> str:
+    """The type at the start of an instruction's right-hand side (a tuple or an array)."""
+    if rest.startswith("("):
+        depth = 0
+        for i, char in enumerate(rest):
+            depth += {"(": 1, ")": -1}.get(char, 0)
+            if depth == 0:
+                return rest[: i + 1]
+    return rest.split(" ", 1)[0]
+
+
+def _shapes(text: str) -> list[list[int]]:
+    return [[int(d) for d in dims.split(",") if d] for dims in _SHAPE.findall(text)]
+
+
+def gathered_shapes(fn: Callable, *args: Any) -> list[list[int]]:
+    """The shapes of what the compiled HLO of ``fn`` all-gathers (its operands, per device),
+    sorted."""
+    types: dict[str, str] = {}
+    gathers: list[str] = []
+    for line in compiled_hlo(fn, *args).splitlines():
+        found = _DEFINITION.match(line)
+        if not found:
+            continue
+        name, rest = found.groups()
+        result = _result_type(rest)
+        types[name] = result
+        opcode = re.match(r"\s*([\w\-]+)\(", rest[len(result):])
+        if opcode and opcode.group(1) in ("all-gather", "all-gather-start"):
+            gathers.append(rest[len(result):].split("(", 1)[1].split(")", 1)[0])
+    shapes = []
+    for operands in gathers:
+        for operand in operands.split(","):
+            operand = operand.strip()
+            shapes += _shapes(operand) if "[" in operand else _shapes(types.get(operand, ""))
+    return sorted(shapes)
+
+
+# --- data_parallel_grads --------------------------------------------------------------------
+@case("data_parallel_grads", hidden=False, hints=[summed_grads, forgot_pmean])
+def grads_match_one_device(fn):
+    params = mlp_params(0, 3, 8, 2)
+    batch = regression_batch(1, 4 * jax.device_count(), 3, 2)
+    return {"result": fn(params, batch), **grads_context(params, batch)}
+
+
+@case("data_parallel_grads", hidden=False,
+      judge=compiles_to("all-reduce", msg.HINT_DP_FORGOT_PMEAN))
+def compiles_to_an_all_reduce(fn):
+    params = mlp_params(2, 3, 8, 2)
+    return hlo_collectives(fn, params, regression_batch(3, 2 * jax.device_count(), 3, 2))
+
+
+# --- dp_train_step --------------------------------------------------------------------------
+@case("dp_train_step", hidden=False)
+def one_step_matches_one_device(fn):
+    params = mlp_params(10, 4, 8, 2)
+    return {"result": fn(params, regression_batch(11, 4 * jax.device_count(), 4, 2), 0.1)}
+
+
+@case("dp_train_step", hidden=False, hints=[on_one_device, not_replicated])
+def new_params_are_replicated(fn):
+    params = mlp_params(12, 4, 8, 2)
+    new = fn(params, regression_batch(13, 2 * jax.device_count(), 4, 2), 0.1)
+    return {"layout": {k: layout(v) for k, v in new.items()}}
+
+
+# --- tensor_parallel_mlp --------------------------------------------------------------------
+def tp_inputs(seed: int, rows_per_block: int = 3, d_in: int = 5, d_out: int = 3) -> tuple:
+    """x (rows, d_in), w1 (d_in, hidden), w2 (hidden, d_out): the rows split evenly over
+    'data' and the hidden units over 'model'."""
+    data = jax.device_count() // model_axis_size()
+    params = mlp_params(seed, d_in, 4 * model_axis_size(), d_out, biases=False)
+    x = regression_batch(seed + 1, rows_per_block * data, d_in, 1)["x"]
+    return x, params["w1"], params["w2"]
+
+
+@case("tensor_parallel_mlp", hidden=False, hints=[tp_forgot_psum])
+def matches_the_dense_mlp(fn):
+    x, w1, w2 = tp_inputs(20)
+    return {"result": fn(x, w1, w2), "_first_block": first_model_block(x, w1, w2)}
+
+
+@case("tensor_parallel_mlp", hidden=False, hints=[tp_extra_communication])
+def one_all_reduce_and_nothing_else(fn):
+    return hlo_collectives(fn, *tp_inputs(22))
+
+
+# --- fsdp_forward ---------------------------------------------------------------------------
+def fsdp_inputs(seed: int, rows_per_device: int = 4) -> tuple[dict, jax.Array]:
+    """Weights whose rows split evenly over the devices, and a batch that does too. The
+    shapes differ so that what is gathered can be told apart: w1 (2n, 3n), w2 (3n, 2),
+    x (rows_per_device * n, 2n)."""
+    n = jax.device_count()
+    params = mlp_params(seed, 2 * n, 3 * n, 2, biases=False)
+    x = regression_batch(seed + 1, rows_per_device * n, 2 * n, 1)["x"]
+    return params, x
+
+
+@case("fsdp_forward", hidden=False)
+def matches_the_unsharded_mlp(fn):
+    params, x = fsdp_inputs(30)
+    return {"result": fn(params, x)}
+
+
+@case("fsdp_forward", hidden=False, hints=[gathers_activations])
+def gathers_the_weight_blocks(fn):
+    return {"gathered": gathered_shapes(fn, *fsdp_inputs(32))}

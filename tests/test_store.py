@@ -1,0 +1,119 @@
+"""Nothing lost: results stored as each submission finishes, reused only when valid."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from grader import feedback
+from grader.results import ExerciseResult, StudentResult, TestResult
+from grader.store import Store, write_atomic
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "submissions"
+
+
+def a_result(student: str = "eve") -> StudentResult:
+    tests = [
+        TestResult("sums", 1, 1, "passed", devices=[8]),
+        TestResult("psum_traced", 0, 1, "failed", "no psum over axis 'data' was traced",
+                   "The value is right, but no psum is traced.", [8], "6.0", "6.0", False),
+    ]
+    return StudentResult(student, {"shard_map_psum": ExerciseResult("shard_map_psum", tests)},
+                         ["a.ipynb, cell 3 raised NameError: name 'x' is not defined"])
+
+
+def test_a_stored_result_reads_back_equal(tmp_path):
+    """Does a result survive the store unchanged (points, statuses, messages, hints)?"""
+    entry = tmp_path / "eve.py"
+    entry.write_text("x = 1\n")
+    store = Store(tmp_path / "out", "grader-v1")
+    store.put(entry, a_result())
+    back = store.get("eve", entry)
+    assert back is not None and back.to_json() == a_result().to_json()
+
+
+def test_a_changed_submission_or_grader_is_not_reused(tmp_path):
+    """Is a stored result ignored once the submission or the grader changed?"""
+    entry = tmp_path / "eve.py"
+    entry.write_text("x = 1\n")
+    Store(tmp_path / "out", "grader-v1").put(entry, a_result())
+    assert Store(tmp_path / "out", "grader-v2").get("eve", entry) is None
+    entry.write_text("x = 2\n")
+    assert Store(tmp_path / "out", "grader-v1").get("eve", entry) is None
+
+
+def test_a_damaged_store_file_is_regraded_not_trusted(tmp_path):
+    """Is a truncated or forged store file treated as missing?"""
+    entry = tmp_path / "eve.py"
+    entry.write_text("x = 1\n")
+    store = Store(tmp_path / "out", "grader-v1")
+    store.put(entry, a_result())
+    path = tmp_path / "out" / ".results" / "eve.json"
+    path.write_text(path.read_text()[:40])
+    assert store.get("eve", entry) is None
+    path.write_text(json.dumps({"fingerprint": "0" * 64, "result": a_result().to_json()}))
+    assert store.get("eve", entry) is None
+
+
+def test_atomic_writes_leave_no_temporary_files(tmp_path):
+    """Does an atomic write leave exactly the target file behind?"""
+    write_atomic(tmp_path / "a.json", "{}")
+    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+def test_feedback_says_what_failed_why_and_the_hint():
+    """Does the feedback show each failed test's reason, yours, expected and the hint?"""
+    text = feedback.markdown(a_result())
+    assert "**Total: 1 / 2 points**" in text
+    assert "no psum over axis 'data' was traced" in text
+    assert "yours: `6.0`" in text and "**Hint:** The value is right" in text
+    assert "NameError" in text
+
+
+def run_grader(out: Path, batch: Path, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "grader", "grade", str(batch), "--out", str(out), "--jobs", "1",
+         *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+
+
+@pytest.mark.slow
+def test_a_killed_batch_resumes_without_regrading_or_losing_anything(tmp_path):
+    """Kill the grader once the first result is stored: does the next run finish the batch,
+    reuse that result, and write each student exactly once?"""
+    batch = tmp_path / "class"
+    shutil.copytree(EXAMPLES, batch)
+    out = tmp_path / "out"
+    first = run_grader(out, batch)
+    deadline = time.monotonic() + 300
+    while not list((out / ".results").glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    os.killpg(first.pid, signal.SIGKILL)
+    first.communicate()
+    stored = {p.stem for p in (out / ".results").glob("*.json")}
+    assert stored and stored != {"ada", "ben", "cy"}
+
+    second = run_grader(out, batch)
+    _, log = second.communicate(timeout=600)
+    assert second.returncode == 0, log
+    kept = {line.split()[1].rstrip(":") for line in log.splitlines() if line.startswith("kept")}
+    assert kept == stored
+    rows = (out / "gradebook.csv").read_text().splitlines()
+    assert sorted(r.split(",")[0] for r in rows[1:]) == ["ada", "ben", "cy"]
+    assert sorted(p.stem for p in (out / "feedback").glob("*.md")) == ["ada", "ben", "cy"]
+
+    (batch / "ben.ipynb").write_text((batch / "ben.ipynb").read_text().replace("Ben", "Benn"))
+    third = run_grader(out, batch)
+    _, log = third.communicate(timeout=600)
+    assert third.returncode == 0, log
+    assert [line.split()[1] for line in log.splitlines() if line.startswith("graded")] == ["ben:"]
