@@ -2,8 +2,15 @@
 
     .venv/bin/python benchmarks/grading.py [--students 10] [--jobs 2]
 
-Prints the wall time of the whole batch, of the reference run that precedes it, and the
-seconds per submission and per exercise. Speed is measured here, never asserted in a test.
+Each student hands in a copy of solutions/ (every exercise of the course, solved). Prints:
+
+- the wall time of the reference run and of the whole batch, per submission and per
+  exercise, with ``--jobs`` submissions at a time;
+- the bare limit: the same tests run once more in one warm process per device count, with no
+  sandbox, no fresh worker and no time limits, which is the least any grader has to spend;
+- the overhead: the grader's wall time per submission against that bare limit.
+
+Speed is measured here, never asserted in a test.
 """
 
 from __future__ import annotations
@@ -11,16 +18,52 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from grader import cases, grade
 from grader.course import EXERCISES
-from grader.runner import Limits
+from grader.runner import BWRAP, DEFAULT_LIMITS
 
 ROOT = Path(__file__).resolve().parent.parent
-CORRECT = ROOT / "examples" / "submissions" / "ada" / "03_collectives.ipynb"
+
+# One warm process: load the solutions, run every case once to warm up, then time a second run.
+BARE = """
+import sys, time
+from grader.devices import use_cpu_devices
+use_cpu_devices(int(sys.argv[1]))
+from pathlib import Path
+from grader import cases, submission
+from grader.worker import _fresh_namespace, _to_python
+namespaces = {}
+for source in submission.load(Path(sys.argv[2])).sources:
+    exec(compile(_to_python(source.code), source.label, "exec"),
+         namespaces.setdefault(source.file, _fresh_namespace()))
+def find(name):
+    return next(ns[name] for ns in reversed(namespaces.values()) if name in ns)
+todo = [c for c in cases.load() if int(sys.argv[1]) in c.device_counts]
+for c in todo:
+    cases.measure(c, find(c.exercise))
+start = time.perf_counter()
+for c in todo:
+    assert cases.measure(c, find(c.exercise))["ok"], c.id
+print(time.perf_counter() - start)
+"""
+
+
+def bare_seconds() -> float:
+    """The bare limit for one complete submission, over every device count."""
+    total = 0.0
+    for devices in grade.device_counts(cases.load()):
+        done = subprocess.run(
+            [sys.executable, "-c", BARE, str(devices), str(grade.SOLUTIONS)],
+            capture_output=True, text=True, check=True,
+        )
+        total += float(done.stdout.strip().splitlines()[-1])
+    return total
 
 
 def main() -> None:
@@ -33,10 +76,10 @@ def main() -> None:
         batch = Path(tmp) / "class"
         batch.mkdir()
         for i in range(args.students):
-            shutil.copy(CORRECT, batch / f"student{i:03d}.ipynb")
+            shutil.copytree(grade.SOLUTIONS, batch / f"student{i:03d}")
 
         start = time.perf_counter()
-        grade.reference(grade.SOLUTIONS, cases.load(), Limits())
+        grade.reference(grade.SOLUTIONS, cases.load(), DEFAULT_LIMITS)
         reference = time.perf_counter() - start
 
         start = time.perf_counter()
@@ -44,14 +87,18 @@ def main() -> None:
         total = time.perf_counter() - start
 
     assert all(r.total == r.max_total for r in results), "a correct submission lost points"
-    batch_only = total - reference
-    per_submission = batch_only / args.students
-    print(f"students: {args.students}, jobs: {args.jobs}, cores: {os.cpu_count()}")
-    print(f"device counts per submission: {grade.device_counts(cases.load())}")
-    print(f"reference run:            {reference:6.2f} s")
-    print(f"whole batch (with ref.):  {total:6.2f} s")
-    print(f"per submission:           {per_submission:6.2f} s (wall, {args.jobs} at a time)")
-    print(f"per exercise:             {per_submission / len(EXERCISES):6.2f} s")
+    per_submission = (total - reference) / args.students
+    bare = bare_seconds()
+    print(f"students: {args.students}, jobs: {args.jobs}, cores: {os.cpu_count()}, "
+          f"sandbox: {'bubblewrap' if BWRAP else 'none'}")
+    print(f"exercises: {len(EXERCISES)}, tests: {len(cases.load())}, "
+          f"device counts: {grade.device_counts(cases.load())}")
+    print(f"reference run:            {reference:7.2f} s")
+    print(f"whole batch (with ref.):  {total:7.2f} s")
+    print(f"per submission:           {per_submission:7.2f} s (wall, {args.jobs} at a time)")
+    print(f"per exercise:             {per_submission / len(EXERCISES):7.2f} s")
+    print(f"bare limit per submission:{bare:7.2f} s (one warm process per device count)")
+    print(f"overhead:                 {per_submission / bare:7.2f} x the bare limit")
 
 
 if __name__ == "__main__":

@@ -63,9 +63,13 @@ class Sandbox:
         if not (self.use_bwrap and BWRAP):
             return []
         args = [BWRAP, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--tmpfs", "/tmp", "--bind", home, home, "--chdir", home,
-                "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                "--die-with-parent", "--new-session"]
+                "--tmpfs", "/tmp"]
+        for needed in _NEEDED:  # what the worker runs from, should it live under /tmp
+            if needed.is_relative_to("/tmp"):
+                args += ["--ro-bind", str(needed), str(needed)]
+        args += ["--bind", home, home, "--chdir", home,
+                 "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                 "--die-with-parent", "--new-session"]
         for path in self.hidden:
             if path.is_dir():
                 args += ["--tmpfs", str(path.resolve())]
@@ -75,6 +79,10 @@ class Sandbox:
 
 
 DEFAULT_SANDBOX = Sandbox()
+#: The Python environment and the course: a worker needs them even when they are under /tmp.
+_NEEDED = tuple(
+    {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, Path(__file__).parent.parent)}
+)
 _warned = threading.Event()
 
 
