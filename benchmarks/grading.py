@@ -32,9 +32,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # One warm process: load the solutions, run every case once to warm up, then time a second run.
 BARE = """
-import sys, time
-from grader.devices import use_cpu_devices
+import os, sys, time
+from grader.devices import WORKER_ENV, use_cpu_devices
 use_cpu_devices(int(sys.argv[1]))
+os.environ[WORKER_ENV] = "1"  # the notebooks' own set-up cells and check() calls stand down
 from pathlib import Path
 from grader import cases, submission
 from grader.worker import _fresh_namespace, _to_python
@@ -88,7 +89,6 @@ def main() -> None:
 
     assert all(r.total == r.max_total for r in results), "a correct submission lost points"
     per_submission = (total - reference) / args.students
-    bare = bare_seconds()
     print(f"students: {args.students}, jobs: {args.jobs}, cores: {os.cpu_count()}, "
           f"sandbox: {'bubblewrap' if BWRAP else 'none'}")
     print(f"exercises: {len(EXERCISES)}, tests: {len(cases.load())}, "
@@ -96,7 +96,8 @@ def main() -> None:
     print(f"reference run:            {reference:7.2f} s")
     print(f"whole batch (with ref.):  {total:7.2f} s")
     print(f"per submission:           {per_submission:7.2f} s (wall, {args.jobs} at a time)")
-    print(f"per exercise:             {per_submission / len(EXERCISES):7.2f} s")
+    print(f"per exercise:             {per_submission / len(EXERCISES):7.2f} s", flush=True)
+    bare = bare_seconds()
     print(f"bare limit per submission:{bare:7.2f} s (one warm process per device count)")
     print(f"overhead:                 {per_submission / bare:7.2f} x the bare limit")
 
