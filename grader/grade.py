@@ -2,7 +2,8 @@
 
 For each device count the tests need, the reference solutions run once in a worker to give
 the expected measurements; each submission then runs in workers of its own, and the trusted
-judges compare. Results go to ``OUT/results.json`` and ``OUT/gradebook.csv``.
+judges compare. Each result is stored as it is known (:mod:`grader.store`); at the end
+``OUT/results.json``, ``OUT/gradebook.csv`` and ``OUT/feedback/`` are written from all of them.
 """
 
 from __future__ import annotations
