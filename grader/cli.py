@@ -36,6 +36,11 @@ def _parser() -> argparse.ArgumentParser:
                        help="run workers as plain processes even where bubblewrap is installed")
 
     verbs.add_parser("generate", help="write exercises/ from solutions/")
+    verbs.add_parser("validate", help="check that solutions score full marks, stubs zero, "
+                     "exercises/ is in sync and every exercise has public and hidden tests")
+    release = verbs.add_parser("release", help="write the student bundle (no solutions, no "
+                               "hidden tests) to a new or empty folder")
+    release.add_argument("destination", type=Path)
     refresh = verbs.add_parser(
         "refresh-expected", help="recompute the public tests' expected values from solutions/"
     )
@@ -47,6 +52,23 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.verb == "grade":
         return _grade(args)
+    if args.verb == "validate":
+        from grader import validate
+
+        found = validate.problems()
+        for problem in found:
+            print(f"problem: {problem}")
+        print("the course is ready" if not found else f"{len(found)} problem(s)")
+        return 1 if found else 0
+    if args.verb == "release":
+        from grader import release
+
+        try:
+            files = release.release(args.destination)
+        except (release.ReleaseError, OSError) as exc:
+            return _fail(str(exc))
+        print(f"wrote {len(files)} files to {args.destination}")
+        return 0
     if args.verb == "generate":
         from grader import notebooks
 
