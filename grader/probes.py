@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-import numpy as np
 
 #: Collective operations of compiled HLO, by the name ``count_collectives`` reports.
 COLLECTIVES = (
@@ -107,8 +106,3 @@ def layout(x: Any) -> dict[str, Any]:
         "on_devices": len({s.device.id for s in shards}),
         "shard_shapes": [list(s.data.shape) for s in shards],
     }
-
-
-def per_device_blocks(x: Any, n: int) -> list[np.ndarray]:
-    """Split ``x`` into ``n`` equal row blocks, as a 1-D mesh would."""
-    return np.split(np.asarray(x), n)

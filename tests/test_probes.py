@@ -250,12 +250,3 @@ def test_layout_of_something_that_is_not_a_jax_array():
     assert probes.layout(np.ones(4)) == {"on_devices": 0, "shard_shapes": []}
     assert probes.layout([1, 2]) == {"on_devices": 0, "shard_shapes": []}
 
-
-def test_per_device_blocks_split_rows_evenly():
-    """Does per_device_blocks cut an array into n equal row blocks, in order?"""
-    blocks = probes.per_device_blocks(jnp.arange(12.0).reshape(6, 2), 3)
-    assert [b.tolist() for b in blocks] == [
-        [[0.0, 1.0], [2.0, 3.0]],
-        [[4.0, 5.0], [6.0, 7.0]],
-        [[8.0, 9.0], [10.0, 11.0]],
-    ]
