@@ -1,14 +1,18 @@
 """Grading speed: a class of identical, complete and correct submissions.
 
-    .venv/bin/python benchmarks/grading.py [--students 10] [--jobs 2]
+    .venv/bin/python benchmarks/grading.py [--students 40] [--jobs 2]
 
-Each student hands in a copy of solutions/ (every exercise of the course, solved). Prints:
+Each student hands in a copy of solutions/ (every exercise of the course, solved), under a
+name of its own. Prints:
 
 - the wall time of the reference run and of the whole batch, per submission and per
   exercise, with ``--jobs`` submissions at a time;
 - the bare limit: the same tests run once more in one warm process per device count, with no
   sandbox, no fresh worker and no time limits, which is the least any grader has to spend;
-- the overhead: the grader's wall time per submission against that bare limit.
+- the overhead: the grader's wall time per submission against that bare limit (the target
+  is at most 1.5x), and the same for one of the ``--jobs`` slots, which grades a submission
+  in ``--jobs`` times that wall time;
+- the load average before and after, since other work on the machine slows everything.
 
 Speed is measured here, never asserted in a test.
 """
@@ -30,27 +34,29 @@ from grader.runner import BWRAP, DEFAULT_LIMITS
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# One warm process: load the solutions, run every case once to warm up, then time a second run.
+# One warm process: the worker's own bookkeeping (lesson 6's tests replay the cells it ran)
+# without a process, pipe or sandbox of its own; load the solutions, run every case once to
+# warm up, then time a second run.
 BARE = """
-import os, sys, time
+import io, os, sys, time
 from grader.devices import WORKER_ENV, use_cpu_devices
-use_cpu_devices(int(sys.argv[1]))
+devices = int(sys.argv[1])
+use_cpu_devices(devices)
 os.environ[WORKER_ENV] = "1"  # the notebooks' own set-up cells and check() calls stand down
 from pathlib import Path
 from grader import cases, submission
-from grader.worker import _fresh_namespace, _to_python
-namespaces = {}
+from grader.worker import Worker
+worker = Worker(io.StringIO())
+worker.tests(cases.hidden_sources())
 for source in submission.load(Path(sys.argv[2])).sources:
-    exec(compile(_to_python(source.code), source.label, "exec"),
-         namespaces.setdefault(source.file, _fresh_namespace()))
-def find(name):
-    return next(ns[name] for ns in reversed(namespaces.values()) if name in ns)
-todo = [c for c in cases.load() if int(sys.argv[1]) in c.device_counts]
+    assert worker.cell(source.file, source.label, source.code)["ok"], source.label
+todo = [c for c in cases.load(hidden=True) if devices in c.device_counts]
 for c in todo:
-    cases.measure(c, find(c.exercise))
+    cases.measure(c, worker.find(c.exercise))
 start = time.perf_counter()
 for c in todo:
-    assert cases.measure(c, find(c.exercise))["ok"], c.id
+    got = cases.measure(c, worker.find(c.exercise))
+    assert got["ok"], (c.id, got)
 print(time.perf_counter() - start)
 """
 
@@ -69,9 +75,10 @@ def bare_seconds() -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=10)
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args()
+    load_before = os.getloadavg()
 
     with tempfile.TemporaryDirectory() as tmp:
         batch = Path(tmp) / "class"
@@ -99,7 +106,16 @@ def main() -> None:
     print(f"per exercise:             {per_submission / len(EXERCISES):7.2f} s", flush=True)
     bare = bare_seconds()
     print(f"bare limit per submission:{bare:7.2f} s (one warm process per device count)")
-    print(f"overhead:                 {per_submission / bare:7.2f} x the bare limit")
+    print(f"overhead:                 {per_submission / bare:7.2f} x the bare limit "
+          "(target: at most 1.5)")
+    print(f"per job slot:             {per_submission * args.jobs / bare:7.2f} x the bare limit "
+          f"(the wall time of one submission in one of the {args.jobs} slots)")
+    print(f"load average (1, 5, 15 min): before {_load(load_before)}, "
+          f"after {_load(os.getloadavg())}")
+
+
+def _load(averages: tuple[float, float, float]) -> str:
+    return " ".join(f"{a:.2f}" for a in averages)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -22,7 +21,7 @@ def _parser() -> argparse.ArgumentParser:
     grade = verbs.add_parser("grade", help="grade a folder of submissions")
     grade.add_argument("submissions", type=Path, help="one entry (folder or file) per student")
     grade.add_argument("--out", type=Path, required=True, help="folder for the gradebook")
-    grade.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+    grade.add_argument("--jobs", type=int, default=None,
                        help="submissions graded at once (default: the number of cores)")
     grade.add_argument("--timeout", type=float, default=60.0,
                        help="seconds allowed per exercise and per notebook cell (default 60)")
@@ -34,6 +33,14 @@ def _parser() -> argparse.ArgumentParser:
                        help="regrade every submission, even those graded before into OUT")
     grade.add_argument("--no-sandbox", action="store_true",
                        help="run workers as plain processes even where bubblewrap is installed")
+    grade.add_argument("--shard", metavar="K/N", default="1/1",
+                       help="grade only the K-th of N slices of the students (round robin over "
+                       "their sorted names); put the slices together with `merge`")
+
+    merge = verbs.add_parser("merge", help="put the output folders of `grade --shard K/N` "
+                             "together into one gradebook")
+    merge.add_argument("slices", type=Path, nargs="+", help="the output folder of each slice")
+    merge.add_argument("--out", type=Path, required=True, help="folder for the whole gradebook")
 
     verbs.add_parser("generate", help="write exercises/ from solutions/")
     verbs.add_parser("validate", help="check that solutions score full marks, stubs zero, "
@@ -52,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.verb == "grade":
         return _grade(args)
+    if args.verb == "merge":
+        return _merge(args)
     if args.verb == "validate":
         from grader import validate
 
@@ -91,42 +100,78 @@ def _fail(message: str) -> int:
     return USAGE_ERROR
 
 
+def _writable(out: Path) -> str | None:
+    """Why ``out`` cannot be written as a folder, or None if it can (it is created)."""
+    from grader import messages as msg
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        return msg.OUT_NOT_WRITABLE.format(out=out, why=exc.strerror or exc)
+    return None
+
+
 def _grade(args: argparse.Namespace) -> int:
-    from grader import grade, report
+    from grader import grade, progress
     from grader.runner import Limits
 
     if not args.submissions.is_dir():
         return _fail(f"{args.submissions} is not a folder of submissions")
     if not grade.submission.discover(args.submissions):
         return _fail(f"{args.submissions} holds no submission (.ipynb, .py or folder)")
-    if args.jobs < 1 or args.memory < 256 or not 0 < args.timeout < float("inf"):
+    jobs = grade.default_jobs() if args.jobs is None else args.jobs
+    if jobs < 1 or args.memory < 256 or not 0 < args.timeout < float("inf"):
         return _fail("--jobs and --timeout must be positive, --memory at least 256 (MiB)")
     try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        probe = args.out / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        return _fail(f"cannot write to {args.out}: {exc.strerror or exc}")
+        shard = grade.Shard.parse(args.shard)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if problem := _writable(args.out):
+        return _fail(problem)
     limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20)
     try:
-        results = grade.grade(
-            args.submissions,
-            args.out,
-            jobs=args.jobs,
-            limits=limits,
-            use_sandbox=not args.no_sandbox,
-            force=args.force,
-            solutions=args.solutions or grade.SOLUTIONS,
-            progress=lambda r, reused: print(
-                f"{'kept' if reused else 'graded'} {r.student}: {r.total:g}/{r.max_total:g}",
-                file=sys.stderr,
-            ),
-        )
+        with progress.for_terminal() as shown:
+            results = grade.grade(
+                args.submissions,
+                args.out,
+                jobs=jobs,
+                limits=limits,
+                use_sandbox=not args.no_sandbox,
+                force=args.force,
+                solutions=args.solutions or grade.SOLUTIONS,
+                shard=shard,
+                progress=shown,
+            )
     except grade.GradingError as exc:
         print(f"python -m grader: error: {exc}", file=sys.stderr)
         return 1
-    print(report.table(results))
-    print(f"\nwrote {args.out / 'gradebook.csv'}, {args.out / 'results.json'} and "
-          f"{args.out / 'feedback'}/")
+    _show(results, args.out)
     return 0
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from grader import grade, merge
+
+    try:
+        batch, results = merge.gather(args.slices, args.out)
+    except merge.MergeError as exc:
+        return _fail(str(exc))
+    if problem := _writable(args.out):
+        return _fail(problem)
+    grade.write(args.out, results, batch)
+    _show(results, args.out)
+    return 0
+
+
+def _show(results, out: Path) -> None:
+    """The gradebook and the summary on the terminal, then where the files are."""
+    from grader import report, summary
+
+    print(report.table(results))
+    print()
+    print(summary.text(results))
+    print(f"\nwrote {out / 'gradebook.csv'}, {out / 'results.json'}, {out / summary.MARKDOWN}, "
+          f"{out / summary.PNG} and {out / 'feedback'}/")

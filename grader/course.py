@@ -123,6 +123,42 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Every device passes its block to the next one around a ring with ppermute.",
         all_devices=True,
     ),
+    Exercise(
+        "global_max_normalize",
+        lesson="03_collectives",
+        summary="x / max(|x|) for a vector split over devices, the maximum taken with pmax.",
+        all_devices=True,
+    ),
+    Exercise(
+        "allreduce_from_ppermute",
+        lesson="03_collectives",
+        summary="An all-reduce built from ppermute alone: n - 1 shifts round a ring, no psum.",
+        all_devices=True,
+    ),
+    Exercise(
+        "sharded_cumsum",
+        lesson="03_collectives",
+        summary="cumsum of a split vector: local cumsums plus the totals of the earlier blocks.",
+        all_devices=True,
+    ),
+    Exercise(
+        "reduce_scatter_sum",
+        lesson="03_collectives",
+        summary="Column sums of one row per device, each device keeping 1/n: psum_scatter.",
+        all_devices=True,
+    ),
+    Exercise(
+        "rows_to_columns",
+        lesson="03_collectives",
+        summary="Re-split a row-split matrix by columns with one all_to_all inside shard_map.",
+        all_devices=True,
+    ),
+    Exercise(
+        "row_group_sums",
+        lesson="03_collectives",
+        summary="Row sums of a matrix on an ('x', 'y') mesh: a psum over 'y' only, P('x').",
+        all_devices=True,
+    ),
     # --- lesson 04_prng ---
     Exercise(
         "per_device_uniform",
@@ -174,6 +210,24 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     # --- lesson 06_multiprocess ---
+    Exercise(
+        "global_batch",
+        lesson="06_multiprocess",
+        summary="This process's rows -> the global batch over every process's devices, P('data').",
+        all_devices=True,
+    ),
+    Exercise(
+        "global_mean",
+        lesson="06_multiprocess",
+        summary="Column means over the rows of all processes, a NumPy array in every process.",
+        all_devices=True,
+    ),
+    Exercise(
+        "random_global_batch",
+        lesson="06_multiprocess",
+        summary="Each process draws its rows from fold_in(key, process_index); the global batch.",
+        all_devices=True,
+    ),
 )
 
 BY_NAME: dict[str, Exercise] = {exercise.name: exercise for exercise in EXERCISES}

@@ -3,7 +3,12 @@
 For each device count the tests need, the reference solutions run once in a worker to give
 the expected measurements; each submission then runs in workers of its own, and the trusted
 judges compare. Each result is stored as it is known (:mod:`grader.store`); at the end
-``OUT/results.json``, ``OUT/gradebook.csv`` and ``OUT/feedback/`` are written from all of them.
+``OUT/results.json``, ``OUT/gradebook.csv``, ``OUT/feedback/`` and the summary
+(:mod:`grader.summary`) are written from all of them.
+
+A class too large for one machine is graded in slices (:class:`Shard`), each into its own
+output folder, and :mod:`grader.merge` puts the slices together: ``results.json`` records
+which slice of which class it holds and which grader produced it.
 """
 
 from __future__ import annotations
@@ -13,24 +18,91 @@ import importlib
 import io
 import json
 import os
+import sys
 import traceback
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jax
 
 from grader import cases as case_registry
-from grader import feedback, submission
+from grader import feedback, submission, summary
 from grader import messages as msg
 from grader.cases import Case
 from grader.course import EXERCISES
+from grader.progress import Progress
 from grader.results import ExerciseResult, StudentResult
 from grader.runner import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits, Run, Sandbox, run
 from grader.store import Store, grader_fingerprint, write_atomic
 
 #: Where the reference solutions live in a clone of the course repository.
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+
+
+def default_jobs() -> int:
+    """Submissions graded at once by default: the cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The ``index``-th of ``count`` slices of a class (``--shard K/N``, 1 <= K <= N).
+
+    Slices are cut round robin from the students' names in sorted order: slice K holds the
+    names at places K, K + N, K + 2N, ... So they differ in size by one at most, and do not
+    depend on the order in which the file system lists the folder (but adding a student may
+    move others to another slice: cut every slice from the same folder)."""
+
+    index: int = 1
+    count: int = 1
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"K/N"``; ValueError, with the reason, for anything else."""
+        try:
+            index, count = (int(part) for part in text.split("/"))
+        except ValueError:
+            raise ValueError(msg.SHARD_SYNTAX.format(text=text)) from None
+        if not 1 <= index <= count:
+            raise ValueError(msg.SHARD_RANGE.format(text=text))
+        return cls(index, count)
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def select(self, names: Sequence[str]) -> list[str]:
+        """The names of this slice, sorted."""
+        return sorted(names)[self.index - 1 :: self.count]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What ``results.json`` records besides the results: the grader that graded (a
+    fingerprint of its code, tests, solutions and JAX version), its limits, and which slice
+    of which class (every student's name) the file holds."""
+
+    grader: str
+    limits: str
+    shard: Shard
+    roster: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"grader": self.grader, "limits": self.limits, "shard": str(self.shard),
+                "class": list(self.roster)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Batch:
+        roster = data["class"]
+        if not (isinstance(roster, list) and all(isinstance(n, str) for n in roster)):
+            raise TypeError("the class is not a list of names")
+        return cls(str(data["grader"]), str(data["limits"]), Shard.parse(data["shard"]),
+                   tuple(roster))
 
 
 class GradingError(Exception):
@@ -101,44 +173,66 @@ def grade(
     submissions: Path,
     out: Path,
     *,
-    jobs: int = os.cpu_count() or 1,
+    jobs: int | None = None,
     limits: Limits = DEFAULT_LIMITS,
     use_sandbox: bool = True,
     solutions: Path = SOLUTIONS,
     force: bool = False,
-    progress: Callable[[StudentResult, bool], None] = lambda result, reused: None,
+    shard: Shard = Shard(),
+    progress: Progress | None = None,
 ) -> list[StudentResult]:
-    """Grade every entry of ``submissions`` and write the outputs to ``out``.
+    """Grade every entry of ``submissions`` (or the slice ``shard`` of them), ``jobs`` at a
+    time (default: :func:`default_jobs`), and write the outputs to ``out``.
 
     Each result is stored as soon as it is known; a result stored by an earlier run of the
     same grader on the same submission is reused unless ``force``. ``progress`` hears of
-    every student, with whether the result was reused.
+    every student as it starts and as it is done or reused.
     """
-    entries = submission.discover(submissions)
-    names = [submission.student_name(e) for e in entries]
-    clashes = sorted({n for n in names if names.count(n) > 1})
+    progress = progress or Progress()
+    by_name: dict[str, Path] = {}
+    clashes = set()
+    for entry in submission.discover(submissions):
+        name = submission.student_name(entry)
+        if name in by_name:
+            clashes.add(name)
+        by_name[name] = entry
     if clashes:
-        raise GradingError(f"several entries belong to the same student: {', '.join(clashes)}")
+        raise GradingError(f"several entries belong to the same student: "
+                           f"{', '.join(sorted(clashes))}")
+    chosen = [by_name[name] for name in shard.select(by_name)]
     cases = case_registry.load(hidden=True)
-    kept = Store(out, grader_fingerprint(solutions, repr(limits)))
+    version = grader_fingerprint(solutions, "")
+    batch = Batch(version, repr(limits), shard, tuple(sorted(by_name)))
+    kept = Store(out, f"{version} {limits!r}")
+    progress.start(len(chosen))
     results: dict[Path, StudentResult] = {}
-    for entry in entries:
+    for entry in chosen:
         previous = None if force else kept.get(submission.student_name(entry), entry)
         if previous is not None:
             results[entry] = previous
-            progress(previous, True)
-    todo = [e for e in entries if e not in results]
+            progress.finish(previous, True)
+    todo = [e for e in chosen if e not in results]
     if todo:
         sandbox = Sandbox(private_paths(submissions, out, solutions), use_bwrap=use_sandbox)
         wants = reference(solutions, cases, limits, sandbox)
-        with ThreadPoolExecutor(max(1, jobs)) as pool:
-            graded = pool.map(lambda e: (e, grade_entry(e, cases, wants, limits, sandbox)), todo)
-            for entry, result in graded:
-                kept.put(entry, result)
-                results[entry] = result
-                progress(result, False)
-    ordered = [results[e] for e in entries]
-    write(out, ordered)
+
+        def one(entry: Path) -> StudentResult:
+            progress.begin(submission.student_name(entry))
+            return grade_entry(entry, cases, wants, limits, sandbox)
+
+        with ThreadPoolExecutor(max(1, jobs or default_jobs())) as pool:
+            futures = {pool.submit(one, entry): entry for entry in todo}
+            for done in as_completed(futures):  # stored as each one finishes, in any order
+                result = done.result()
+                kept.put(futures[done], result)
+                results[futures[done]] = result
+                progress.finish(result, False)
+    restored = kept.settle()
+    if restored:
+        print(msg.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),
+              file=sys.stderr)
+    ordered = [results[e] for e in chosen]
+    write(out, ordered, batch)
     return ordered
 
 
@@ -149,19 +243,27 @@ def private_paths(submissions: Path, out: Path, solutions: Path) -> tuple[Path, 
     return (submissions, out, solutions, hidden_tests)
 
 
-def write(out: Path, results: Sequence[StudentResult]) -> None:
-    """Write ``results.json``, ``gradebook.csv`` and ``feedback/<student>.md``, each
-    atomically."""
-    (out / "feedback").mkdir(parents=True, exist_ok=True)
+def write(out: Path, results: Sequence[StudentResult], batch: Batch) -> None:
+    """Write ``results.json``, ``gradebook.csv``, ``feedback/<student>.md`` (and remove the
+    feedback of anyone else), ``summary.md`` and ``summary.png``, each atomically."""
+    feedback_folder = out / "feedback"
+    feedback_folder.mkdir(parents=True, exist_ok=True)
     report = {
         "jax_version": jax.__version__,
+        **batch.to_json(),
         "exercises": [e.name for e in EXERCISES],
         "students": {r.student: r.to_json() for r in results},
     }
     write_atomic(out / "results.json", json.dumps(report, indent=2, allow_nan=False))
     write_atomic(out / "gradebook.csv", gradebook_csv(results))
+    written = {f"{r.student}.md" for r in results}
     for r in results:
-        write_atomic(out / "feedback" / f"{r.student}.md", feedback.markdown(r))
+        write_atomic(feedback_folder / f"{r.student}.md", feedback.markdown(r))
+    for stale in feedback_folder.glob("*.md"):
+        if stale.name not in written:
+            stale.unlink()
+    write_atomic(out / summary.MARKDOWN, summary.markdown(results))
+    write_atomic(out / summary.PNG, summary.png(results))
 
 
 def gradebook_csv(results: Sequence[StudentResult]) -> str:

@@ -407,3 +407,317 @@ HINT_BLOCK_MAP_OFFSETS = (
     "Every block starts at 0 in your result: the pairs must say where the block sits in the "
     "global array (shard.index tells), not only how large it is (shard.data.shape)."
 )
+
+# --- drawing helper: layout drawings (grader/draw.py), collective drawings (grader/movement.py) ---
+LAYOUT_SHAPE = "the array shape should be a tuple of whole numbers, such as (8, 4); got {shape!r}"
+LAYOUT_MESH = (
+    "the mesh should map each axis name to a size of at least 1, such as {{'x': 4, 'y': 2}}; "
+    "got {mesh!r}"
+)
+LAYOUT_SPEC_TYPE = (
+    "the spec should be a PartitionSpec or a tuple of entries, such as P('x', None); "
+    "got {spec!r}"
+)
+LAYOUT_SPEC_TOO_LONG = "the spec has {entries} entr{s} but the array has {rank} {dims}"
+LAYOUT_SPEC_ENTRY = "spec entry {entry!r} is not None, an axis name or a tuple of axis names"
+LAYOUT_UNKNOWN_AXIS = "mesh has no axis {axis!r} (axes: {axes})"
+LAYOUT_AXIS_TWICE = "axis {axis!r} is used twice: a mesh axis can split only one dimension"
+LAYOUT_UNEVEN = "dimension {dim} of size {size} does not split into {parts} blocks over {axes}"
+LAYOUT_DTYPE = "{dtype!r} is not a dtype that the drawing knows, such as 'float32' or 'int32'"
+LAYOUT_NOT_NAMED = (
+    "draw_layout draws arrays placed with a NamedSharding; this one has a {kind}: place it "
+    "with jax.device_put(x, NamedSharding(mesh, P(...))) first"
+)
+LAYOUT_TOO_MANY_PANELS = (
+    "the drawing shows one panel per block of dimension(s) {dims}, and this layout has {panels} "
+    "of them (at most {max} fit): split the leading dimensions over fewer devices"
+)
+MOVE_KIND = "there is no drawing of {kind!r}: choose one of {kinds}"
+MOVE_DEVICES = "a collective is drawn on 1 to {max} devices, not {n}"
+MOVE_STEP = "step {step} does not exist: {kind} on {n} devices has steps 0 to {last}"
+SHARD_MAP_OUTPUT = "draw_shard_map draws a function that returns one array; {name} returned {kind}"
+SHARD_MAP_TOO_BIG = (
+    "draw_shard_map draws small data: a device's block has {size} elements and at most {max} "
+    "fit in the drawing; pass a smaller array"
+)
+
+# --- lesson 03_collectives (collectives helper): messages and hints of the exercises added
+# after ring_shift ---
+MSG_OTHER_COLLECTIVES = "the compiled code has {ops}, which this exercise does without"
+MSG_NO_MAX_REDUCTION = (
+    "no all-reduce in the compiled code takes a maximum (found: {seen}), so the devices never "
+    "agreed on a global maximum"
+)
+MSG_GATHERS_TOO_MUCH = (
+    "an all-gather in the compiled code collects {got:g} values per device; the block totals "
+    "need at most 1"
+)
+MSG_REDUCED_OVER = "the psums must add over {want} only; found: {got}"
+
+HINT_NORMALIZE_LOCAL_MAX = (
+    "Each block was divided by its own largest |value|: the maximum has to be global. Take "
+    "jnp.max(jnp.abs(block)) on each device, then jax.lax.pmax(..., 'data'), so that every "
+    "device divides by the same number."
+)
+HINT_NORMALIZE_ABS = (
+    "x was divided by its largest value, not by its largest absolute value: a large negative "
+    "entry counts too, so take jnp.abs before the maximum."
+)
+HINT_NORMALIZE_PMAX = (
+    "No pmax over 'data' was traced: inside jax.shard_map each device sees only its block, and "
+    "jax.lax.pmax(local_max, 'data') is what gives every device the global maximum."
+)
+HINT_STAYS_SPLIT = (
+    "The result is not split over the devices one block each: return the per-device blocks "
+    "with out_specs=P('data') on a mesh of all devices, instead of gathering or replicating."
+)
+HINT_RING_USES_OTHER_COLLECTIVES = (
+    "The compiled code has an all-reduce or an all-gather: this exercise builds the all-reduce "
+    "out of ppermute alone. Pass a block round the ring n - 1 times with jax.lax.ppermute, "
+    "adding what arrives each time; no psum, pmean or all_gather."
+)
+HINT_RING_STEPS = (
+    "Every row must be the sum of all n rows: a block needs n - 1 steps round the ring to "
+    "visit every device, and each device adds every block that reaches it (n is the size of "
+    "'data', jax.lax.axis_size('data') inside shard_map, or len(jax.devices()))."
+)
+HINT_CUMSUM_OFFSET = (
+    "Each block restarts at 0: device i must add the total of all the blocks before it. "
+    "Gather the last entry of every device's local cumsum (one value per device, "
+    "jax.lax.all_gather), add up those of the devices whose axis_index is smaller than "
+    "yours, and add that offset to the local cumsum."
+)
+HINT_CUMSUM_OWN_TOTAL = (
+    "Each block is one block total too high: the offset of device i is the sum of the totals "
+    "of devices 0 to i - 1, without its own."
+)
+HINT_CUMSUM_GATHERS_DATA = (
+    "The compiled code gathers more than one value per device, so the array itself travels: "
+    "each device only needs the total of every other block. Gather the block totals (one "
+    "number per device), never the blocks."
+)
+HINT_SCATTER_NOT_PSUM = (
+    "The compiled code has an all-reduce: psum hands every device the whole total, and "
+    "slicing it afterwards throws most of it away. jax.lax.psum_scatter(row, 'data', "
+    "tiled=True) sends each device only its own part of the total (a reduce-scatter)."
+)
+HINT_SCATTER_TILED = (
+    "Without tiled=True, psum_scatter wants the scattered dimension to have exactly one entry "
+    "per device and removes it. With tiled=True it cuts the dimension into n equal parts: "
+    "jax.lax.psum_scatter(row, 'data', tiled=True)."
+)
+HINT_A2A_GATHERED = (
+    "The compiled code has no all-to-all: gathering (or resharding with device_put or "
+    "with_sharding_constraint) moves more than needed or leaves the move to XLA. Inside "
+    "shard_map, jax.lax.all_to_all(block, 'data', split_axis=1, concat_axis=0, tiled=True) "
+    "sends each device exactly the columns it keeps."
+)
+HINT_A2A_AXES = (
+    "split_axis is the dimension each device cuts into n pieces to send out (here the "
+    "columns, 1), concat_axis the one along which it stacks the pieces it receives (the rows, "
+    "0); with tiled=True a block goes from (R/n, C) to (R, C/n)."
+)
+HINT_A2A_LAYOUT = (
+    "The values are right but they are not split by columns: return the blocks with "
+    "out_specs=P(None, 'data'), so that device i holds the i-th block of columns, whole."
+)
+HINT_ROW_SUMS_BOTH_AXES = (
+    "Every row group received the sums of other row groups as well: a psum over ('x', 'y') "
+    "(or over 'x') adds the rows of different groups together. The pieces of one row lie on "
+    "the devices along 'y' only, so psum over 'y' alone."
+)
+HINT_ROW_SUMS_ONE_BLOCK = (
+    "These are the sums over the first block of columns only: each device along 'y' holds "
+    "part of every row, so add the partial sums up with jax.lax.psum(..., 'y')."
+)
+HINT_ROW_SUMS_LAYOUT = (
+    "The row sums must be split over 'x' like the rows of x (out_specs=P('x')): each row "
+    "group keeps its own sums, the devices along 'y' share them."
+)
+HINT_ROW_SUMS_REPLICATE_Y = (
+    "out_specs=P('x') promises that all devices along 'y' hold the same values, but each one "
+    "holds the partial row sums of its own columns: add them up with jax.lax.psum(..., 'y') "
+    "before returning."
+)
+HINT_ROW_SUMS_GIVEN_MESH = (
+    "The row sums are right but do not lie on the mesh you were given: build the shard_map "
+    "on the `mesh` argument (the tests pass meshes of several shapes) instead of a mesh of "
+    "your own."
+)
+HINT_OUT_SPECS_RANK = (
+    "The function inside shard_map returned a value with fewer dimensions than its out_specs "
+    "entry names: a block keeps its rank in shard_map (pmap removed the device axis, shard_map "
+    "does not). Give a per-device scalar a length-1 axis (keepdims=True, or x[None]) to "
+    "concatenate it with P('data'), or return it with P() if every device holds the same value."
+)
+
+ERROR_HINTS = (
+    (re.compile(r"implies that the corresponding output value is replicated across mesh axis "
+                r"'y'"), HINT_ROW_SUMS_REPLICATE_Y),
+    *ERROR_HINTS,
+    (re.compile(r"reduce_scatter operand scatter dimension size \d+ must match shard count"),
+     HINT_SCATTER_TILED),
+    (re.compile(r"out_specs entry which is too long"), HINT_OUT_SPECS_RANK),
+    (re.compile(r"all_to_all split_axis .* has to be divisible|all_to_all requires the size of "
+                r"the mapped axis"), HINT_A2A_AXES),
+)
+
+# --- grader helper: batch summary, progress, --shard and merge --------------------------------
+SUMMARY_SPREAD = (
+    "{students} student(s), total points out of {top:g}: mean {mean:.1f}, median {median:g}, "
+    "lowest {low:g}, highest {high:g}; {full} with full marks"
+)
+SUMMARY_NO_STUDENT = "no student in this batch"
+SUMMARY_FAILURE = (
+    "{exercise}: {failures} of {handed_in} ({rate:.0%}) without full marks "
+    "({failed} failed, {partial} partly)"
+)
+SUMMARY_NOTHING_FAILED = "every student who handed an exercise in got full marks for it"
+SUMMARY_NOTHING_HANDED_IN = "no exercise was handed in"
+SUMMARY_RATE_DEFINITION = (
+    "Of the students who handed an exercise in (the function is defined and is not the stub), "
+    "how many did not get full marks, the most failed first. Exercises nobody handed in are "
+    "left out."
+)
+PROGRESS_LINE = "{verb} {student}: {points:g}/{max_points:g} [{done}/{total}]"
+WARN_STORE_CHANGED = (
+    "warning: the stored results of {students} changed while the batch was graded (by a "
+    "submission running without the sandbox?); they were written again from the grader's own "
+    "results"
+)
+SHARD_SYNTAX = "--shard takes K/N, two whole numbers such as 2/4, not {text!r}"
+SHARD_RANGE = "--shard {text}: K must be between 1 and N"
+MERGE_NOT_A_FOLDER = "{folder} is not a folder"
+MERGE_NO_RESULTS = "{folder} holds no results.json: it is not an output folder of `grade`"
+MERGE_DAMAGED = "{path} cannot be read as the grader's results ({why})"
+MERGE_NO_SLICE = (
+    "{path} does not say which slice it holds (written by an older grader?): grade it again"
+)
+MERGE_OTHER_GRADER = (
+    "{a} and {b} were graded by different versions of the grader, its tests, the solutions "
+    "or JAX: grade every slice with the same course"
+)
+MERGE_OTHER_LIMITS = "{a} and {b} were graded with different limits ({la} and {lb})"
+MERGE_OTHER_SPLIT = (
+    "{a} is slice {sa} but {b} is slice {sb}: every slice must come from one --shard K/N "
+    "split, with the same N"
+)
+MERGE_OTHER_CLASS = (
+    "{a} and {b} were cut from different classes (the submissions folder changed between "
+    "them): grade every slice from the same folder"
+)
+MERGE_MISSING = "slice(s) {missing} missing: give the output folder of every slice"
+MERGE_CONFLICT = "{student} has different results in {a} and {b}"
+MERGE_INCOMPLETE = (
+    "no results for {students}, who are in the class: was every slice graded to the end?"
+)
+MERGE_STRANGERS = "results for {students}, who are not in the class the slices were cut from"
+MERGE_INTO_A_SLICE = "--out {out} is one of the slices: merge into another folder"
+OUT_NOT_WRITABLE = "cannot write to {out}: {why}"
+FILE_TOO_LARGE = "larger than {mib:g} MiB"
+NOTEBOOK_TOO_LARGE = (
+    "larger than {mib:g} MiB: clear its outputs (Edit > Clear Outputs of All Cells), save, and "
+    "hand it in again"
+)
+NOTEBOOK_TOO_MANY_CELLS = "more than {most} code cells: put the code in fewer cells"
+FILE_NOT_TEXT = "not UTF-8 text ({error} at byte {at}): a binary file, or another encoding"
+NOTEBOOK_EMPTY = "the file is empty, not a notebook"
+FILE_SYMLINK = (
+    "a symbolic link, which the grader does not follow: hand in the file itself, not a link"
+)
+FILE_NOT_REGULAR = "not a regular file"
+NOTEBOOK_FORMAT = (
+    "notebook format {found!r} is not supported (4 is): open it in Jupyter and save it again"
+)
+
+# --- explorer helper: what the interactive explorers (grader/explorer.py) say ---------------------
+EXPLORER_CANNOT = "Cannot lay this out: {why}"
+EXPLORER_SHAPE = (
+    "the array shape should be 1 to {max} whole numbers separated by commas, such as 8, 6 "
+    "(got {text!r})"
+)
+EXPLORER_SHAPE_RANGE = "each dimension of the array should be from 1 to {max} (got {size})"
+EXPLORER_AXIS_NAME = (
+    "mesh axis {i} needs a name that is a Python identifier, such as 'x' (got {name!r})"
+)
+EXPLORER_AXIS_TWICE = "two mesh axes are both named {name!r}: give each axis its own name"
+EXPLORER_TOO_MANY_DEVICES = "this mesh has {n} devices; the explorer draws meshes of up to {max}"
+EXPLORER_SPEC_GAP = (
+    "entry {i} of the spec is empty ({omit}) but a later entry is set: write None for a "
+    "dimension that is not split; only entries at the end may be left out"
+)
+
+# --- lesson 06_multiprocess: grader.cluster's messages and the lesson's hints ------------------
+MSG_CLUSTER_RAISED = "process {index} of {count} raised {type}: {message}"
+MSG_CLUSTER_ENDED = "process {index} of {count} ended without a result ({how})"
+MSG_CLUSTER_TIMEOUT = (
+    "{which} of {count} did not finish within {seconds:g} s, so all {count} processes were "
+    "stopped"
+)
+MSG_CLUSTER_OUTPUT = "the last lines process {index} wrote:\n{output}"
+MSG_CLUSTER_NOT_A_FUNCTION = (
+    "grader.cluster sends a function's source to each process: pass a function defined with "
+    "def, not a {kind}"
+)
+MSG_CLUSTER_CLOSURE = (
+    "{name} uses {names} from the function it is defined in, which cannot be sent to other "
+    "processes: define it at the top level of the notebook and pass data as arguments"
+)
+MSG_CLUSTER_UNSENDABLE = (
+    "{program} uses `{name}` from this notebook, a {kind} that cannot be sent to other "
+    "processes: pass it as an argument, or create it inside the function"
+)
+MSG_CLUSTER_NOTHING_RECORDED = (
+    "no cells that define `{name}` were recorded: grader.cluster.replay runs only inside a "
+    "grader worker, after the submission's cells ran"
+)
+HINT_GB_NOT_PLACED = (
+    "The result is not split over a mesh: build a 1-D mesh named 'data' of every device, "
+    "Mesh(jax.devices(), ('data',)), and the global array with "
+    "jax.make_array_from_process_local_data(NamedSharding(mesh, P('data')), local_rows)."
+)
+HINT_GB_LOCAL_ONLY = (
+    "In each process the 'global' batch holds that process's rows only: its shape is the "
+    "shape of local_rows. jax.device_put, like a mesh of jax.local_devices(), takes the rows "
+    "for the whole array. Build the mesh from jax.devices(), which lists the devices of every "
+    "process, and let jax.make_array_from_process_local_data(NamedSharding(mesh, P('data')), "
+    "local_rows) put each process's rows in their place in the global array."
+)
+HINT_MEAN_OF_LOCAL_ROWS = (
+    "Each process returned the mean of its own rows only: with several processes, local_rows "
+    "is only a part of the batch. Build the global batch from them "
+    "(jax.make_array_from_process_local_data), take the mean under jax.jit with a replicated "
+    "result (out_shardings=NamedSharding(mesh, P())), and read that result with np.asarray."
+)
+HINT_SAME_KEY_EVERY_PROCESS = (
+    "These are the numbers of the key itself, which every process holds, so every process "
+    "draws the same rows. Draw from jax.random.fold_in(key, jax.process_index()) instead: a "
+    "key of its own in each process."
+)
+HINT_FETCH_NON_ADDRESSABLE = (
+    "A process cannot read an array whose blocks live on other processes' devices "
+    "(np.asarray, float(), printing its values). Compute what you need under jax.jit with a "
+    "replicated result (out_shardings=NamedSharding(mesh, P())), which every process can read, "
+    "or read only this process's blocks (x.addressable_shards)."
+)
+HINT_PROCESSES_DIVERGED = (
+    "The processes waited for each other until they were stopped: they did not all run the "
+    "same computations on the global arrays. Every process must call every jitted computation "
+    "on a global array, with the same shapes; keep what differs per process (printing, "
+    "saving) outside of them."
+)
+
+HINT_DEVICE_PUT_PER_PROCESS = (
+    "jax.device_put takes the value of the whole global array, so every process must pass the "
+    "same one; here each process passed its own rows. Build the global array from each "
+    "process's part with jax.make_array_from_process_local_data(NamedSharding(mesh, "
+    "P('data')), local_rows)."
+)
+
+ERROR_HINTS += (
+    (re.compile(r"spans non-addressable"), HINT_FETCH_NON_ADDRESSABLE),
+    (re.compile(r"passed to device_put is not the same on each process"),
+     HINT_DEVICE_PUT_PER_PROCESS),
+    (re.compile(r"of \d+ did not finish within .* processes were stopped"),
+     HINT_PROCESSES_DIVERGED),
+)

@@ -3,7 +3,10 @@
 ``OUT/.results/<student>.json`` holds one student's result with a fingerprint of what it was
 graded from: the submission's files and the grader itself (its code, tests, solutions, JAX
 version and limits). Running the same command again reuses a stored result only when both
-fingerprints still match. Each file is written atomically. Workers never see ``OUT``.
+fingerprints still match. Each file is written atomically. Workers never see ``OUT`` in the
+sandbox; without it, a submission could rewrite these files while the batch runs, so once the
+batch is graded every entry is written again from what the grader holds in memory
+(:meth:`Store.settle`).
 """
 
 from __future__ import annotations
@@ -21,18 +24,36 @@ from grader.results import StudentResult
 FOLDER = ".results"
 
 
+#: Files are hashed this many bytes at a time, so that a large one is never held whole.
+CHUNK = 2**20
+
+
 def fingerprint(paths: Iterable[Path], *extra: str) -> str:
-    """A hash of files (their relative names and bytes) and extra strings."""
+    """A hash of files (their names and bytes) and extra strings. A symbolic link is hashed
+    as where it points, never followed; a file that cannot be read, as the reason."""
     digest = hashlib.sha256()
     for text in extra:
         digest.update(text.encode() + b"\0")
     for path in sorted(paths):
-        digest.update(str(path).encode() + b"\0" + path.read_bytes() + b"\0")
+        digest.update(str(path).encode() + b"\0")
+        try:
+            if path.is_symlink():
+                digest.update(b"link to " + os.fsencode(os.readlink(path)))
+            else:
+                with open(path, "rb") as handle:
+                    while chunk := handle.read(CHUNK):
+                        digest.update(chunk)
+        except OSError as exc:
+            digest.update(f"unreadable: {exc.strerror}".encode())
+        digest.update(b"\0")
     return digest.hexdigest()
 
 
 def files_of(entry: Path) -> list[Path]:
-    return sorted(p for p in entry.rglob("*") if p.is_file()) if entry.is_dir() else [entry]
+    """Every file and link of a submission (links are not followed)."""
+    if not entry.is_dir() or entry.is_symlink():
+        return [entry]
+    return sorted(p for p in entry.rglob("*") if p.is_symlink() or p.is_file())
 
 
 def grader_fingerprint(solutions: Path, settings: str) -> str:
@@ -48,6 +69,7 @@ class Store:
     def __init__(self, out: Path, grader_print: str) -> None:
         self.folder = out / FOLDER
         self.grader_print = grader_print
+        self.written: dict[str, str] = {}  # student -> the text this grader stored
 
     def _path(self, student: str) -> Path:
         return self.folder / f"{student}.json"
@@ -58,12 +80,15 @@ class Store:
     def get(self, student: str, entry: Path) -> StudentResult | None:
         """The stored result, if it was graded from this very submission by this grader."""
         try:
-            data = json.loads(self._path(student).read_text())
+            text = self._path(student).read_text()
+            data = json.loads(text)
             if data["fingerprint"] != self.submission_print(entry):
                 return None
-            return StudentResult.from_json(student, data["result"])
+            result = StudentResult.from_json(student, data["result"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
+        self.written[student] = text
+        return result
 
     def put(self, entry: Path, result: StudentResult) -> None:
         """Store a result atomically (a reader sees the old file or the new one, whole)."""
@@ -72,13 +97,30 @@ class Store:
             {"fingerprint": self.submission_print(entry), "result": result.to_json()}
         )
         write_atomic(self._path(result.student), text)
+        self.written[result.student] = text
+
+    def settle(self) -> list[str]:
+        """Write again every entry of this run whose file no longer holds what was stored
+        (only a submission running without the sandbox could have changed it); returns the
+        students whose entry was restored."""
+        restored = []
+        for student, text in self.written.items():
+            try:
+                intact = self._path(student).read_text() == text
+            except (OSError, ValueError):
+                intact = False
+            if not intact:
+                self.folder.mkdir(parents=True, exist_ok=True)
+                write_atomic(self._path(student), text)
+                restored.append(student)
+        return restored
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file so that it is never seen half-written."""
+def write_atomic(path: Path, content: str | bytes) -> None:
+    """Write a file (text or bytes) so that it is never seen half-written."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(temporary, "w") as handle:
-        handle.write(text)
+    with open(temporary, "wb" if isinstance(content, bytes) else "w") as handle:
+        handle.write(content)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)

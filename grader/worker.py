@@ -15,6 +15,8 @@ import resource
 import sys
 from typing import Any, TextIO
 
+from grader import cluster  # lesson 6: processes launched by a test replay what ran here
+
 #: Cell magics that only observe the code they wrap: the body still runs.
 TRANSPARENT_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "memit"})
 
@@ -59,6 +61,7 @@ class Worker:
     def __init__(self, replies: TextIO) -> None:
         self.replies = replies
         self.namespaces: dict[str, dict[str, Any]] = {}
+        cluster.RECORD.namespaces = self.namespaces  # lesson 6: which file defines a name
         self.cases: dict[str, Any] | None = None
 
     def find(self, name: str) -> Any:
@@ -76,6 +79,7 @@ class Worker:
         from grader.cases import describe_error
 
         namespace = self.namespaces.setdefault(file, _fresh_namespace())
+        cluster.RECORD.cells.setdefault(file, []).append((label, source))  # lesson 6: replayed
         try:
             code = compile(_to_python(source), label, "exec")
             exec(code, namespace)  # noqa: S102 - running the submission is the point
@@ -97,6 +101,7 @@ class Worker:
         from grader import cases
 
         cases.install_sources(modules)
+        cluster.RECORD.tests.update(modules)  # lesson 6: installed again in launched processes
         return {"ok": True}
 
     def probe(self, case_id: str) -> dict[str, Any]:

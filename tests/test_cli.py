@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import cli, grade
 from grader.course import EXERCISES
 from grader.devices import WORKER_ENV
 
@@ -99,6 +100,45 @@ def test_an_out_path_below_a_file_is_a_usage_error(tmp_path):
     assert_usage_error(grader("grade", EXAMPLES, "--out", blocker / "sub"))
 
 
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders anyway")
+def test_an_out_folder_without_write_permission_is_a_usage_error(tmp_path):
+    """Is an existing --out folder the user may not write into one error line?"""
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        line = assert_usage_error(grader("grade", EXAMPLES, "--out", locked))
+    finally:
+        locked.chmod(0o700)
+    assert line == f"{PREFIX} cannot write to {locked}: Permission denied"
+
+
+@pytest.mark.skipif(not Path("/sys").is_dir(), reason="no /sys")
+def test_an_out_folder_nobody_may_create_is_a_usage_error():
+    """Is an --out that even root cannot create (under /sys) one error line?"""
+    line = assert_usage_error(grader("grade", EXAMPLES, "--out", "/sys/grader-out"))
+    assert line.startswith(f"{PREFIX} cannot write to /sys/grader-out: ")
+
+
+@pytest.mark.parametrize("shard", ["2", "0/2", "3/2", "a/b", "1/0", ""])
+def test_a_malformed_shard_is_a_usage_error(tmp_path, shard):
+    """Is a --shard that is not K/N with 1 <= K <= N one error line, before any grading?"""
+    out = tmp_path / "out"
+    assert_usage_error(grader("grade", EXAMPLES, "--out", out, "--shard", shard))
+    assert not out.exists()
+
+
+def test_jobs_default_to_the_cores_this_process_may_use(tmp_path, monkeypatch):
+    """Without --jobs, are as many submissions graded at once as there are cores available
+    to the grader (and exactly --jobs with it)?"""
+    asked = []
+    monkeypatch.setattr(grade, "grade", lambda *args, **kwargs: asked.append(kwargs) or [])
+    assert cli.main(["grade", str(EXAMPLES), "--out", str(tmp_path / "a")]) == 0
+    assert cli.main(["grade", str(EXAMPLES), "--out", str(tmp_path / "b"), "--jobs", "3"]) == 0
+    assert [kwargs["jobs"] for kwargs in asked] == [len(os.sched_getaffinity(0)), 3]
+    assert grade.default_jobs() == len(os.sched_getaffinity(0))
+
+
 @pytest.mark.parametrize(
     "option",
     [
@@ -140,7 +180,7 @@ def test_help_exits_zero_and_lists_the_verbs():
     """Does --help print the usage with every verb and exit 0?"""
     done = grader("--help")
     assert done.returncode == 0, done.stderr
-    for verb in ("grade", "generate", "refresh-expected"):
+    for verb in ("grade", "merge", "validate", "release", "generate", "refresh-expected"):
         assert verb in done.stdout
 
 
@@ -148,17 +188,23 @@ def test_grade_help_lists_its_options():
     """Does `grade --help` describe --out, --jobs and --timeout and exit 0?"""
     done = grader("grade", "--help")
     assert done.returncode == 0, done.stderr
-    for option in ("--out", "--jobs", "--timeout", "--solutions"):
+    for option in ("--out", "--jobs", "--timeout", "--solutions", "--shard"):
         assert option in done.stdout
 
 
 # --- grading for real -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def examples_graded(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """The example submissions graded in one go, 2 at a time."""
+    out = tmp_path_factory.mktemp("grades")
+    return grader("grade", EXAMPLES, "--out", out, "--jobs", "2", timeout=900), out
+
+
 @pytest.mark.slow
-def test_grading_the_examples_writes_a_gradebook_and_results(tmp_path):
+def test_grading_the_examples_writes_a_gradebook_and_results(examples_graded):
     """Does grading the example submissions exit 0 and write a gradebook and results.json
     that agree, with ada (every lesson 3 exercise solved) ahead of the others?"""
-    out = tmp_path / "grades"
-    done = grader("grade", EXAMPLES, "--out", out, "--jobs", "2", timeout=600)
+    done, out = examples_graded
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
 
@@ -190,4 +236,45 @@ def test_grading_the_examples_writes_a_gradebook_and_results(tmp_path):
     assert all(ada[e.name]["status"] == "not found" for e in EXERCISES if e.name not in lesson3)
     assert students["ada"]["total"] == sum(ada[name]["max_points"] for name in lesson3)
     assert all(s["total"] < students["ada"]["total"] for n, s in students.items() if n != "ada")
-    assert "graded ada" in done.stderr and "gradebook.csv" in done.stdout
+    assert "gradebook.csv" in done.stdout
+
+
+@pytest.mark.slow
+def test_off_a_terminal_each_student_is_one_line_and_the_summary_is_written(examples_graded):
+    """With stdout not a terminal, is each student one line on stderr with done/total, and
+    are the summary's figure and table written and its most failed exercises printed?"""
+    done, out = examples_graded
+    lines = sorted(line for line in done.stderr.splitlines() if line.startswith("graded "))
+    assert [line.split()[1] for line in lines] == ["ada:", "ben:", "cy:"]
+    assert sorted(line.rsplit(" ", 1)[1] for line in lines) == ["[1/3]", "[2/3]", "[3/3]"]
+    assert "most failed (of the students who handed the exercise in):" in done.stdout
+    assert (out / "summary.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert "| `ring_shift` |" in (out / "summary.md").read_text()
+
+
+@pytest.mark.slow
+def test_two_slices_merged_equal_the_class_graded_in_one_go(examples_graded, tmp_path):
+    """Grading the examples as --shard 1/2 and 2/2 and merging the two: are results.json,
+    the gradebook, the feedback and the summary those of grading them in one go?"""
+    done, whole = examples_graded
+    assert done.returncode == 0, done.stderr
+    slices = [tmp_path / "one", tmp_path / "two"]
+    for k, out in enumerate(slices, start=1):
+        part = grader("grade", EXAMPLES, "--out", out, "--jobs", "2", "--shard", f"{k}/2",
+                      timeout=900)
+        assert part.returncode == 0, part.stderr
+    assert sorted(json.loads((slices[0] / "results.json").read_text())["students"]) == [
+        "ada", "cy"]
+    assert sorted(json.loads((slices[1] / "results.json").read_text())["students"]) == ["ben"]
+    merged = tmp_path / "merged"
+    joined = grader("merge", *slices, "--out", merged)
+    assert joined.returncode == 0, joined.stderr
+
+    want = json.loads((whole / "results.json").read_text())
+    got = json.loads((merged / "results.json").read_text())
+    for student in ("ada", "ben", "cy"):
+        assert got["students"][student] == want["students"][student], student
+    assert got == want
+    for name in ("gradebook.csv", "summary.md", "summary.png",
+                 *(f"feedback/{s}.md" for s in ("ada", "ben", "cy"))):
+        assert (merged / name).read_bytes() == (whole / name).read_bytes(), name

@@ -2,19 +2,31 @@
 
 Every fixture in tests/submissions/ that is a ``.py`` file is graded on top of a complete,
 correct notebook (the example submission ``ada``): it redefines one function or adds a cell.
-So each one must cost exactly the exercise it targets and nothing else.
+So each one must cost exactly the exercise it targets and nothing else. The unreadable files
+of tests/submissions/unreadable/ (and two too large to keep in the repository, made here) are
+handed in next to that notebook too: each costs nothing but itself.
+
+The batch is graded by the command line in a process of its own, which reports its peak
+memory: a submission that prints hundreds of megabytes must not make the grader hold them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from grader import cases, grade, notebooks, runner
+from grader import cases, grade, notebooks, runner, submission
 from grader.course import EXERCISES
+from grader.devices import WORKER_ENV
+from grader.progress import Progress
+from grader.results import ExerciseResult, StudentResult, TestResult
 from grader.runner import Limits, Run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,6 +53,8 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "forged-stdout-warnings-and-noise-all-correct": {},
     "reuses-global-names-in-another-file-all-correct": {},
     "allocates-without-bound-in-ring-shift": {"ring_shift": (0, "failed")},
+    "prints-hundreds-of-megabytes-all-correct": {},
+    "searches-frames-and-heap-for-expected-values-in-ring-shift": {"ring_shift": (0, "failed")},
 }
 # Fixtures only the sandbox makes harmless or harmless-looking: without bubblewrap they would
 # really plant hooks in the environment or leave processes behind, so they are not run.
@@ -48,27 +62,112 @@ SANDBOX_ONLY: dict[str, dict[str, tuple[float, str]]] = {
     "reads-solutions-and-hidden-tests-from-disk-all-correct": {},
     "plants-startup-hooks-all-correct": {},
     "starts-a-child-that-would-outlive-it-all-correct": {},
+    "writes-into-the-output-folder-all-correct": {},
 }
 if runner.BWRAP:
     OUTCOMES.update(SANDBOX_ONLY)
 
+# Unreadable files handed in as zz_<kind>.ipynb next to the correct notebook, each with the
+# reason the student reads. Each file, were it read, would define a wrong ring_shift.
+MIB = 2**20
+UNREADABLE = {
+    "binary-file-named-ipynb": "not UTF-8 text (invalid start byte at byte 0): a binary file, "
+                               "or another encoding",
+    "empty-file": "the file is empty, not a notebook",
+    "invalid-json": "not a valid notebook (invalid JSON: Expecting ',' delimiter: line 1 "
+                    "column 51 (char 50))",
+    "nbformat-3": "notebook format 3 is not supported (4 is): open it in Jupyter and save it "
+                  "again",
+    "fifty-mib-of-outputs": "larger than 20 MiB: clear its outputs (Edit > Clear Outputs of All "
+                            "Cells), save, and hand it in again",
+    "a-hundred-thousand-cells": "more than 2000 code cells: put the code in fewer cells",
+}
+WRONG_RING_SHIFT = "def ring_shift(x):\n    return x\n"
+
+
+def unreadable_student(kind: str) -> str:
+    return f"hands-in-{kind}-next-to-a-correct-notebook"
+
+
+def unreadable_file(kind: str) -> bytes:
+    """The bytes of an unreadable fixture: from tests/submissions/unreadable/, or made here."""
+    def code_cell(source: str, outputs: list) -> dict:
+        return {"cell_type": "code", "execution_count": None, "metadata": {},
+                "outputs": outputs, "source": source}
+
+    def notebook_bytes(cells: list) -> bytes:
+        return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                           "cells": cells}).encode()
+
+    if kind == "fifty-mib-of-outputs":
+        printed = {"output_type": "stream", "name": "stdout", "text": "x" * (50 * MIB)}
+        return notebook_bytes([code_cell(WRONG_RING_SHIFT, [printed])])
+    if kind == "a-hundred-thousand-cells":
+        return notebook_bytes([code_cell("pass", []) for _ in range(100_000)]
+                              + [code_cell(WRONG_RING_SHIFT, [])])
+    return (FIXTURES / "unreadable" / f"{kind}.ipynb").read_bytes()
+
+
+OUTCOMES.update({unreadable_student(kind): {} for kind in UNREADABLE})
+# Links to the reference solutions next to the correct notebook: never followed.
+LINKER = "links-to-the-reference-solutions-next-to-a-correct-notebook"
+OUTCOMES[LINKER] = {}
+
+# The batch is graded by `python -m grader grade`, in a process that reports its peak memory.
+GRADE_REPORTING_PEAK_MEMORY = """
+import resource, runpy, sys
+try:
+    runpy.run_module("grader", run_name="__main__")
+finally:
+    print("peak-rss-kib", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+"""
+
+
+def grade_in_a_process(batch: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != WORKER_ENV}
+    return subprocess.run(
+        [sys.executable, "-c", GRADE_REPORTING_PEAK_MEMORY, "grade", str(batch),
+         "--out", str(out), "--timeout", str(LIMITS.exercise), *options],
+        env=env, capture_output=True, text=True, timeout=3600,
+    )
+
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> dict:
-    """Grade every fixture, the solutions and the stubs in one batch; return results.json."""
+def batch_run(tmp_path_factory) -> SimpleNamespace:
+    """Grade every fixture, the solutions and the stubs in one batch, with 2 jobs; return
+    the folders, results.json's students, the log and the grader's peak memory."""
     batch = tmp_path_factory.mktemp("batch")
+    unreadable = {unreadable_student(kind): kind for kind in UNREADABLE}
     for name in OUTCOMES:
         student = batch / name
         student.mkdir()
         shutil.copy(CORRECT, student / CORRECT.name)
-        shutil.copy(FIXTURES / f"{name}.py", student / f"zz_{name}.py")
+        if name in unreadable:
+            kind = unreadable[name]
+            (student / f"zz_{kind}.ipynb").write_bytes(unreadable_file(kind))
+        elif name == LINKER:
+            (student / "zz_01_sharding.ipynb").symlink_to(notebooks.SOLUTIONS / "01_sharding.ipynb")
+            (student / "zz_solutions").symlink_to(notebooks.SOLUTIONS, target_is_directory=True)
+        else:
+            shutil.copy(FIXTURES / f"{name}.py", student / f"zz_{name}.py")
     for notebook in FIXTURES.glob("*.ipynb"):
         shutil.copy(notebook, batch / notebook.name)
     shutil.copytree(notebooks.SOLUTIONS, batch / "reference-solutions")
     shutil.copytree(notebooks.EXERCISES, batch / "untouched-stubs")
     out = tmp_path_factory.mktemp("out")
-    grade.grade(batch, out, jobs=2, limits=LIMITS)
-    return json.loads((out / "results.json").read_text())["students"]
+    done = grade_in_a_process(batch, out, "--jobs", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    peak = [line for line in done.stderr.splitlines() if line.startswith("peak-rss-kib")]
+    return SimpleNamespace(
+        batch=batch, out=out, log=done.stderr, peak_bytes=int(peak[-1].split()[1]) * 1024,
+        students=json.loads((out / "results.json").read_text())["students"],
+    )
+
+
+@pytest.fixture(scope="module")
+def graded(batch_run) -> dict:
+    """results.json's students."""
+    return batch_run.students
 
 
 def max_points(exercise: str) -> float:
@@ -112,6 +211,89 @@ def test_a_memory_hog_is_stopped_by_the_cap(graded):
     """Does unbounded allocation end in a MemoryError for that exercise only?"""
     ring = graded["allocates-without-bound-in-ring-shift"]["exercises"]["ring_shift"]
     assert "MemoryError" in ring["message"]
+
+
+@pytest.mark.slow
+def test_printing_hundreds_of_megabytes_leaves_the_grader_small(batch_run, graded):
+    """A submission printed 400 MiB in each of its workers and 64 MiB per call of ring_shift:
+    does the grader's own peak memory over the whole batch stay below 400 MiB, with that
+    submission graded in full?"""
+    printer = graded["prints-hundreds-of-megabytes-all-correct"]
+    assert printer["problems"] == []
+    assert batch_run.peak_bytes < 400 * MIB, batch_run.peak_bytes / MIB
+
+
+@pytest.mark.slow
+def test_unreadable_files_cost_only_themselves_with_their_reason(batch_run, graded):
+    """Is each unreadable file next to a correct notebook the student's one problem, with its
+    reason, in results.json and in the feedback, while the notebook is graded in full?"""
+    for kind, reason in UNREADABLE.items():
+        name = unreadable_student(kind)
+        problem = f"zz_{kind}.ipynb: {reason}; nothing in it was graded"
+        assert graded[name]["problems"] == [problem]
+        assert f"- {problem}" in (batch_run.out / "feedback" / f"{name}.md").read_text()
+
+
+@pytest.mark.slow
+def test_links_to_the_reference_solutions_are_not_followed(graded):
+    """Do links to a solutions notebook and to the solutions folder earn nothing, each
+    reported, while the student's own notebook is graded in full?"""
+    student = graded[LINKER]
+    link = "a symbolic link, which the grader does not follow: hand in the file itself, not a link"
+    assert student["problems"] == [f"{name}: {link}; nothing in it was graded"
+                                   for name in ("zz_01_sharding.ipynb", "zz_solutions")]
+    lesson1 = [e.name for e in EXERCISES if e.lesson == "01_sharding"]
+    assert {student["exercises"][name]["status"] for name in lesson1} == {"not found"}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not runner.BWRAP, reason="bubblewrap is not installed")
+def test_the_sandbox_keeps_a_submission_out_of_the_output_folder(batch_run, graded):
+    """A submission wrote into the output folder it found on the sandbox's command line: is
+    the real one untouched (nothing planted, no forged row, no stored result to restore)?"""
+    out = batch_run.out
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".results", "feedback", "gradebook.csv", "results.json", "summary.md", "summary.png"]
+    assert not (batch_run.batch / "planted-by-a-submission.txt").exists()
+    rows = (out / "gradebook.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in rows[1:]] == sorted(graded)
+    assert "changed while the batch was graded" not in batch_run.log
+    for name, result in graded.items():
+        assert json.loads((out / ".results" / f"{name}.json").read_text())["result"] == result
+
+
+@pytest.mark.slow
+def test_without_the_sandbox_writes_into_the_output_folder_are_undone(tmp_path):
+    """Without the sandbox a submission can write into the output folder: are the gradebook
+    and results.json it forged replaced, and the stored result it forged for another student
+    (fingerprint kept, full marks) written again from the grader's own, with a warning, so
+    that the next run reuses the true results? (The file it planted stays: see the README.)"""
+    writer = "writes-into-the-output-folder-all-correct"
+    batch = tmp_path / "class"
+    for name in ("ada", writer):
+        (batch / name).mkdir(parents=True)
+        shutil.copy(CORRECT, batch / name / CORRECT.name)
+    shutil.copy(FIXTURES / f"{writer}.py", batch / writer / f"zz_{writer}.py")
+    out = tmp_path / "out"
+    first = grade_in_a_process(batch, out, "--jobs", "1", "--no-sandbox")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "warning: the stored results of ada changed while the batch was graded" in (
+        first.stderr)
+    students = json.loads((out / "results.json").read_text())["students"]
+    lesson = sum(max_points(e.name) for e in EXERCISES if e.lesson == LESSON)
+    assert {name: s["total"] for name, s in students.items()} == {"ada": lesson, writer: lesson}
+    rows = (out / "gradebook.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in rows[1:]] == ["ada", writer]
+    for name, result in students.items():
+        assert json.loads((out / ".results" / f"{name}.json").read_text())["result"] == result
+    assert (out / "planted-by-a-submission.txt").read_text() == "owned\n"
+
+    second = grade_in_a_process(batch, out, "--jobs", "1", "--no-sandbox")
+    assert second.returncode == 0, second.stderr[-3000:]
+    verbs = [line.split()[0] for line in second.stderr.splitlines()
+             if line.startswith(("kept ", "graded "))]
+    assert verbs == ["kept", "kept"]
+    assert json.loads((out / "results.json").read_text())["students"] == students
 
 
 @pytest.mark.slow
@@ -193,3 +375,67 @@ def test_a_grader_failure_on_one_entry_costs_only_that_entry(tmp_path, monkeypat
     assert result.max_total == sum(c.points for c in cases.load())
     ring = result.exercises["ring_shift"]
     assert ring.status == "failed" and "simulated grader bug" in ring.message
+
+
+# --- grade() itself, with a stand-in for the workers ---------------------------------------
+def stand_in_result(entry: Path) -> StudentResult:
+    """What the stand-in grader makes of a submission: its text is the points of ring_shift
+    (out of 4); every other exercise is not found."""
+    exercises = {e.name: ExerciseResult(e.name, [TestResult("t", 0, 1, "not found")])
+                 for e in EXERCISES}
+    points = float(entry.read_text())
+    exercises["ring_shift"] = ExerciseResult(
+        "ring_shift", [TestResult("t", points, 4, "passed" if points == 4 else "failed")])
+    return StudentResult(submission.student_name(entry), exercises)
+
+
+class Recorder(Progress):
+    def __init__(self) -> None:
+        self.events: list[tuple] = []
+
+    def start(self, total):
+        self.events.append(("start", total))
+
+    def begin(self, student):
+        self.events.append(("begin", student))
+
+    def finish(self, result, reused):
+        self.events.append(("finish", result.student, reused))
+
+
+def test_grade_reports_progress_stores_each_result_and_undoes_tampering(
+        tmp_path, monkeypatch, capsys):
+    """Does grade() tell its progress (kept results first, then each student as it begins
+    and finishes), and, when a stored result is rewritten while the batch runs, write it
+    again from its own result with a warning? Is an old student's feedback removed?"""
+    batch = tmp_path / "class"
+    batch.mkdir()
+    for name, points in {"ann": 4, "bob": 1, "cid": 0}.items():
+        (batch / f"{name}.py").write_text(str(points))
+    out = tmp_path / "out"
+    monkeypatch.setattr(grade, "reference", lambda *args, **kwargs: {})
+    monkeypatch.setattr(grade, "grade_entry", lambda entry, *a, **k: stand_in_result(entry))
+    grade.grade(batch, out, jobs=1)
+    (out / "feedback" / "old-student.md").write_text("from another class")
+    (batch / "cid.py").write_text("2")  # cid changed: graded again, ann and bob kept
+
+    def tampering(entry, *args, **kwargs):  # what a submission could do without the sandbox
+        stored = out / ".results" / "ann.json"
+        data = json.loads(stored.read_text())
+        data["result"]["exercises"]["ring_shift"]["tests"][0]["points"] = 99
+        stored.write_text(json.dumps(data))
+        return stand_in_result(entry)
+
+    monkeypatch.setattr(grade, "grade_entry", tampering)
+    shown = Recorder()
+    results = grade.grade(batch, out, jobs=1, progress=shown)
+    assert shown.events == [("start", 3), ("finish", "ann", True), ("finish", "bob", True),
+                            ("begin", "cid"), ("finish", "cid", False)]
+    assert [r.total for r in results] == [4, 1, 2]
+    assert capsys.readouterr().err.splitlines() == [
+        "warning: the stored results of ann changed while the batch was graded (by a "
+        "submission running without the sandbox?); they were written again from the grader's "
+        "own results"]
+    stored = json.loads((out / ".results" / "ann.json").read_text())["result"]
+    assert stored == results[0].to_json()
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == ["ann.md", "bob.md", "cid.md"]

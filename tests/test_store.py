@@ -15,7 +15,7 @@ import pytest
 
 from grader import feedback
 from grader.results import ExerciseResult, StudentResult, TestResult
-from grader.store import Store, write_atomic
+from grader.store import Store, files_of, fingerprint, write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"
@@ -51,6 +51,26 @@ def test_a_changed_submission_or_grader_is_not_reused(tmp_path):
     assert Store(tmp_path / "out", "grader-v1").get("eve", entry) is None
 
 
+def test_fingerprints_never_follow_links_or_stop_at_unreadable_files(tmp_path):
+    """Does a submission's fingerprint see where a link points but not what is there, and
+    survive a file it cannot read?"""
+    target = tmp_path / "target.py"
+    target.write_text("x = 1\n")
+    entry = tmp_path / "eve"
+    entry.mkdir()
+    (entry / "link.py").symlink_to(target)
+    (entry / "loop.py").symlink_to(entry / "loop.py")
+    before = fingerprint(files_of(entry))
+    target.write_text("x = 2\n")
+    assert fingerprint(files_of(entry)) == before
+    (entry / "link.py").unlink()
+    (entry / "link.py").symlink_to(tmp_path / "other.py")
+    assert fingerprint(files_of(entry)) != before
+    (entry / "secret.py").write_text("s = 1\n")
+    (entry / "secret.py").chmod(0)
+    assert len(fingerprint(files_of(entry))) == 64  # readable or not (root reads anyway)
+
+
 def test_a_damaged_store_file_is_regraded_not_trusted(tmp_path):
     """Is a truncated or forged store file treated as missing?"""
     entry = tmp_path / "eve.py"
@@ -64,10 +84,41 @@ def test_a_damaged_store_file_is_regraded_not_trusted(tmp_path):
     assert store.get("eve", entry) is None
 
 
+def test_settle_restores_entries_changed_behind_the_stores_back(tmp_path):
+    """Are entries this store wrote or reused, then rewritten or deleted by someone else
+    (a submission running without the sandbox), written again as they were, and intact
+    entries and other students' files left alone?"""
+    entries = {}
+    for name in ("eve", "fay", "gus", "hal"):
+        entries[name] = tmp_path / f"{name}.py"
+        entries[name].write_text(f"x = '{name}'\n")
+    Store(tmp_path / "out", "grader-v1").put(entries["hal"], a_result("hal"))
+    store = Store(tmp_path / "out", "grader-v1")
+    assert store.get("hal", entries["hal"]) is not None  # reused from an earlier run
+    for name in ("eve", "fay", "gus"):
+        store.put(entries[name], a_result(name))
+    folder = tmp_path / "out" / ".results"
+    originals = {p.name: p.read_text() for p in folder.iterdir()}
+    forged = json.loads(originals["eve.json"])
+    forged["result"]["exercises"]["shard_map_psum"]["tests"][1]["points"] = 1  # full marks
+    (folder / "eve.json").write_text(json.dumps(forged))
+    (folder / "fay.json").unlink()
+    (folder / "hal.json").write_text("{}")
+    (folder / "zed.json").write_text("not ours")
+
+    assert sorted(store.settle()) == ["eve", "fay", "hal"]
+    after = {p.name: p.read_text() for p in folder.iterdir()}
+    assert after == {**originals, "zed.json": "not ours"}
+    assert store.get("eve", entries["eve"]).to_json() == a_result("eve").to_json()
+    assert store.settle() == []
+
+
 def test_atomic_writes_leave_no_temporary_files(tmp_path):
-    """Does an atomic write leave exactly the target file behind?"""
+    """Does an atomic write, of text or of bytes, leave exactly the target file behind?"""
     write_atomic(tmp_path / "a.json", "{}")
-    assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+    write_atomic(tmp_path / "b.png", b"\x89PNG\x00")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.json", "b.png"]
+    assert (tmp_path / "b.png").read_bytes() == b"\x89PNG\x00"
 
 
 def test_feedback_says_what_failed_why_and_the_hint():

@@ -115,9 +115,10 @@ def test_a_notebook_without_code_cells_gives_nothing_and_no_problem(tmp_path):
 # --- malformed entries: a problem, never an exception ---------------------------------------
 MALFORMED = {
     "invalid-json": ("nb.ipynb", '{"cells": [', "invalid JSON"),
-    "empty-notebook": ("nb.ipynb", "", "invalid JSON"),
+    "empty-notebook": ("nb.ipynb", "", "the file is empty"),
+    "blank-notebook": ("nb.ipynb", " \n\n", "the file is empty"),
     "json-list": ("nb.ipynb", "[1, 2, 3]", "not a valid notebook"),
-    "nbformat-3": ("nb.ipynb", notebook(("code", "x = 1"), nbformat=3), "format 3"),
+    "nbformat-3": ("nb.ipynb", notebook(("code", "x = 1"), nbformat=3), "save it again"),
     "nbformat-3-worksheets": (
         "nb.ipynb",
         json.dumps({"nbformat": 3, "worksheets": [{"cells": []}]}),
@@ -130,8 +131,8 @@ MALFORMED = {
     ),
     "deeply-nested-json": ("nb.ipynb", "[" * 100_000, "not a valid notebook"),
     "nul-bytes": ("code.py", b"x = 1\x00\x00", "binary"),
-    "invalid-utf8": ("code.py", b"x = '\xff\xfe'\n", "utf-8"),
-    "binary-notebook": ("nb.ipynb", b"\x89PNG\r\n\x1a\n\x00\x00", "utf-8"),
+    "invalid-utf8": ("code.py", b"x = '\xff\xfe'\n", "not UTF-8 text"),
+    "binary-notebook": ("nb.ipynb", b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8 text"),
 }
 
 
@@ -156,6 +157,82 @@ def test_a_file_larger_than_the_limit_is_not_read(tmp_path, monkeypatch):
     loaded = submission.load(entry)
     assert sources(loaded) == [("at_limit.py", "x = 12345\n")]
     assert len(loaded.problems) == 1 and loaded.problems[0].startswith("over.py: larger than")
+
+
+def test_a_notebook_over_the_limit_is_told_to_clear_its_outputs(tmp_path, monkeypatch):
+    """Does a notebook too large to read say how to make it smaller, and a .py file not?"""
+    monkeypatch.setattr(submission, "MAX_FILE_BYTES", 10)
+    entry = tmp_path / "gus"
+    write(entry / "big.ipynb", notebook(("code", "x = 1")))
+    write(entry / "big.py", "x = 1234567890\n")
+    problems = submission.load(entry).problems
+    limit = f"larger than {10 / 2**20:g} MiB"
+    assert problems == [
+        f"big.ipynb: {limit}: clear its outputs (Edit > Clear Outputs of All Cells), save, and "
+        "hand it in again; nothing in it was graded",
+        f"big.py: {limit}; nothing in it was graded",
+    ]
+
+
+def test_a_notebook_with_too_many_code_cells_is_not_run(tmp_path, monkeypatch):
+    """Is a notebook with more than MAX_CODE_CELLS code cells refused whole, while one at the
+    limit is read (markdown cells do not count)?"""
+    monkeypatch.setattr(submission, "MAX_CODE_CELLS", 3)
+    at_limit = notebook(*[("code", "x = 1")] * 3, ("markdown", "text"))
+    over = notebook(*[("code", "x = 1")] * 4)
+    entry = tmp_path / "hal"
+    write(entry / "a.ipynb", at_limit)
+    write(entry / "b.ipynb", over)
+    loaded = submission.load(entry)
+    assert [s.label for s in loaded.sources] == [f"a.ipynb, cell {n}" for n in (1, 2, 3)]
+    assert loaded.problems == [
+        "b.ipynb: more than 3 code cells: put the code in fewer cells; nothing in it was graded"
+    ]
+
+
+LINK = ("a symbolic link, which the grader does not follow: hand in the file itself, not a "
+        "link; nothing in it was graded")
+
+
+def test_links_in_a_folder_are_refused_not_followed(tmp_path):
+    """Are links to a file or a folder outside the submission (the reference solutions, say)
+    reported and never read, while the submission's own files are?"""
+    outside = tmp_path / "solutions"
+    write(outside / "answers.ipynb", notebook(("code", "def ring_shift(x):\n    return x")))
+    write(outside / "more" / "helpers.py", "SECRET = 1\n")
+    entry = tmp_path / "ivy"
+    write(entry / "mine.py", "mine = 1\n")
+    (entry / "answers.ipynb").symlink_to(outside / "answers.ipynb")
+    (entry / "more").symlink_to(outside / "more", target_is_directory=True)
+    (entry / "dangling.py").symlink_to(tmp_path / "nowhere.py")
+    loaded = submission.load(entry)
+    assert sources(loaded) == [("mine.py", "mine = 1\n")]
+    assert loaded.problems == [f"{name}: {LINK}" for name in ("answers.ipynb", "dangling.py",
+                                                                "more")]
+
+
+def test_an_entry_that_is_a_link_is_refused(tmp_path):
+    """Is a whole entry that is a link (to a notebook or a folder) refused, not read?"""
+    outside = write(tmp_path / "elsewhere" / "answers.ipynb", notebook(("code", "x = 1")))
+    batch = tmp_path / "batch"
+    batch.mkdir()
+    (batch / "jo.ipynb").symlink_to(outside)
+    (batch / "kim").symlink_to(outside.parent, target_is_directory=True)
+    assert [p.name for p in submission.discover(batch)] == ["jo.ipynb", "kim"]
+    for entry, label in ((batch / "jo.ipynb", "jo.ipynb"), (batch / "kim", "kim")):
+        loaded = submission.load(entry)
+        assert loaded.sources == [] and loaded.problems == [f"{label}: {LINK}"]
+
+
+def test_a_fifo_named_like_code_does_not_hang_the_grader(tmp_path):
+    """Is a named pipe called .py in a folder skipped instead of blocking the reader?"""
+    import os
+
+    entry = tmp_path / "lee"
+    write(entry / "ok.py", "ok = 1\n")
+    os.mkfifo(entry / "pipe.py")
+    loaded = submission.load(entry)
+    assert sources(loaded) == [("ok.py", "ok = 1\n")] and loaded.problems == []
 
 
 def test_one_broken_file_does_not_cost_the_others(tmp_path):

@@ -14,13 +14,41 @@ from grader.cases import case
 from grader.judge import compiles_to, runs_on_mesh, same, traces
 from grader.probes import hlo_collectives, jaxpr_summary, layout
 from grader.public.collectives import (
+    MOVES_ALL_TO_ALL,
+    ONLY_PERMUTES,
+    ROW_SUMS,
+    SCATTERS,
+    a2a_layout,
+    a2a_shape,
+    all_reduce_kinds,
+    always,
+    cumsum_context,
     dot_inputs,
     forgot_pmean,
     forgot_psum,
+    gathered_per_device,
+    gathers_block_totals_only,
+    grid_matrix,
+    grid_mesh,
+    local_max,
+    no_abs,
+    normalize_context,
     not_per_device,
+    one_row_per_device,
+    own_total,
     psum_not_pmean,
     regression_batch,
+    restarts,
+    ring_steps,
+    row_split_matrix,
+    row_sums_on,
+    rows_to_add,
+    signed_vector,
+    split_over_devices,
+    split_spec,
     step_context,
+    sums_over_only,
+    takes_a_maximum,
     wrong_direction,
 )
 
@@ -146,3 +174,163 @@ def result_stays_split_over_devices(fn):
 @case("ring_shift", hidden=True, judge=compiles_to("collective-permute"))
 def permutes_on_every_device_count(fn):
     return hlo_collectives(fn, jnp.arange(3.0 * jax.device_count()))
+
+
+# --- global_max_normalize -------------------------------------------------------------------
+@case("global_max_normalize", hidden=True, hints=[local_max, no_abs])
+def normalizes_random_values(fn):
+    x = signed_vector(16, seed=70)
+    return {"result": fn(jnp.asarray(x)), **normalize_context(x)}
+
+
+@case("global_max_normalize", hidden=True, hints=[local_max, no_abs])
+def largest_magnitude_on_the_first_device(fn):
+    x = signed_vector(5, seed=71)[::-1].copy()
+    return {"result": fn(jnp.asarray(x)), **normalize_context(x)}
+
+
+@case("global_max_normalize", hidden=True, judge=same("layout", hints=[
+    always(msg.HINT_STAYS_SPLIT)]))
+def result_is_split_over_data(fn):
+    return {"layout": layout(fn(jnp.asarray(signed_vector(4, seed=72))))}
+
+
+@case("global_max_normalize", hidden=True,
+      judge=traces("pmax", "data", msg.HINT_NORMALIZE_PMAX))
+def traces_a_pmax_over_data(fn):
+    return jaxpr_summary(fn, jnp.asarray(signed_vector(2, seed=73)))
+
+
+@case("global_max_normalize", hidden=True, judge=takes_a_maximum)
+def all_reduces_with_a_maximum_on_every_device_count(fn):
+    return {"all_reduces": all_reduce_kinds(fn, jnp.asarray(signed_vector(3, seed=74)))}
+
+
+# --- allreduce_from_ppermute ----------------------------------------------------------------
+@case("allreduce_from_ppermute", hidden=True, hints=[ring_steps])
+def random_rows_of_six(fn):
+    x, context = one_row_per_device(6, seed=80)
+    return {"result": fn(jnp.asarray(x)), **context}
+
+
+@case("allreduce_from_ppermute", hidden=True, hints=[ring_steps])
+def integer_rows_add_up_exactly(fn):
+    x, context = one_row_per_device(5, seed=81, integers=True)
+    return {"result": fn(jnp.asarray(x)), **context}
+
+
+@case("allreduce_from_ppermute", hidden=True, judge=same("layout", hints=[
+    always(msg.HINT_STAYS_SPLIT)]))
+def keeps_one_row_on_each_device(fn):
+    x, _ = one_row_per_device(3, seed=82)
+    return {"layout": layout(fn(jnp.asarray(x)))}
+
+
+@case("allreduce_from_ppermute", hidden=True, judge=ONLY_PERMUTES)
+def permutes_only_on_every_device_count(fn):
+    x, _ = one_row_per_device(8, seed=83)
+    return hlo_collectives(fn, jnp.asarray(x))
+
+
+# --- sharded_cumsum -------------------------------------------------------------------------
+@case("sharded_cumsum", hidden=True, hints=[restarts, own_total])
+def running_total_of_random_values(fn):
+    x = _rng(90).normal(size=16 * jax.device_count()).astype(np.float32)
+    return {"result": fn(jnp.asarray(x)), **cumsum_context(x)}
+
+
+@case("sharded_cumsum", hidden=True, hints=[restarts, own_total])
+def integers_already_split_over_devices(fn):
+    x = _rng(91).integers(-9, 10, size=6 * jax.device_count()).astype(np.int32)
+    return {"result": fn(split_over_devices(x, P("data"))), **cumsum_context(x)}
+
+
+@case("sharded_cumsum", hidden=True, judge=same("layout", hints=[always(msg.HINT_STAYS_SPLIT)]))
+def result_stays_split_over_data(fn):
+    return {"layout": layout(fn(jnp.arange(8.0 * jax.device_count())))}
+
+
+@case("sharded_cumsum", hidden=True, judge=gathers_block_totals_only)
+def never_gathers_the_blocks(fn):
+    x = _rng(92).normal(size=32 * jax.device_count()).astype(np.float32)
+    return {"gathered_per_device": gathered_per_device(fn, jnp.asarray(x))}
+
+
+# --- reduce_scatter_sum ---------------------------------------------------------------------
+@case("reduce_scatter_sum", hidden=True)
+def adds_up_random_rows(fn):
+    return {"result": fn(jnp.asarray(rows_to_add(5, seed=100)))}
+
+
+@case("reduce_scatter_sum", hidden=True)
+def rows_already_split_over_devices(fn):
+    return {"result": fn(split_over_devices(rows_to_add(2, seed=101), P("data", None)))}
+
+
+@case("reduce_scatter_sum", hidden=True, judge=same("layout", hints=[
+    always(msg.HINT_STAYS_SPLIT)]))
+def each_device_keeps_its_part_of_the_total(fn):
+    return {"layout": layout(fn(jnp.asarray(rows_to_add(4, seed=102))))}
+
+
+@case("reduce_scatter_sum", hidden=True,
+      judge=traces("reduce_scatter", "data", msg.HINT_SCATTER_NOT_PSUM))
+def traces_a_psum_scatter_over_data(fn):
+    return jaxpr_summary(fn, jnp.asarray(rows_to_add(1, seed=103)))
+
+
+@case("reduce_scatter_sum", hidden=True, judge=SCATTERS)
+def reduce_scatters_on_every_device_count(fn):
+    return hlo_collectives(fn, jnp.asarray(rows_to_add(3, seed=104)))
+
+
+# --- rows_to_columns ------------------------------------------------------------------------
+@case("rows_to_columns", hidden=True, judge=same("values", "spec", "layout",
+                                                 hints=[a2a_shape, a2a_layout]))
+def random_tall_matrix(fn):
+    out = fn(row_split_matrix(5, 2, seed=110))
+    return {"values": out, "spec": split_spec(out), "layout": layout(out)}
+
+
+@case("rows_to_columns", hidden=True, judge=same("values", "spec", "layout",
+                                                 hints=[a2a_shape, a2a_layout]))
+def random_wide_matrix(fn):
+    out = fn(row_split_matrix(1, 6, seed=111))
+    return {"values": out, "spec": split_spec(out), "layout": layout(out)}
+
+
+@case("rows_to_columns", hidden=True,
+      judge=traces("all_to_all", "data", msg.HINT_A2A_GATHERED))
+def traces_an_all_to_all_over_data(fn):
+    return jaxpr_summary(fn, row_split_matrix(2, 2, seed=112))
+
+
+@case("rows_to_columns", hidden=True, judge=MOVES_ALL_TO_ALL)
+def all_to_all_on_every_device_count(fn):
+    return hlo_collectives(fn, row_split_matrix(3, 1, seed=113))
+
+
+# --- row_group_sums -------------------------------------------------------------------------
+@case("row_group_sums", hidden=True, judge=ROW_SUMS)
+def on_a_tall_explicit_mesh(fn):
+    return row_sums_on(fn, grid_mesh(rows_major=True), rows=3, columns=4, seed=120)
+
+
+@case("row_group_sums", hidden=True, judge=ROW_SUMS)
+def on_a_wide_auto_mesh(fn):
+    return row_sums_on(fn, grid_mesh(rows_major=False, explicit=False), rows=2, columns=5,
+                       seed=121)
+
+
+@case("row_group_sums", hidden=True, judge=sums_over_only("y"))
+def psums_over_y_only(fn):
+    mesh = grid_mesh(rows_major=False)
+    x, _ = grid_matrix(mesh, rows=2, columns=2, seed=122)
+    return jaxpr_summary(lambda a: fn(a, mesh), x)
+
+
+@case("row_group_sums", hidden=True, judge=compiles_to("all-reduce", msg.HINT_ROW_SUMS_ONE_BLOCK))
+def all_reduces_along_y(fn):
+    mesh = grid_mesh(rows_major=True, explicit=False)
+    x, _ = grid_matrix(mesh, rows=2, columns=3, seed=123)
+    return hlo_collectives(lambda a: fn(a, mesh), x)

@@ -3,14 +3,18 @@ grader runs them too. Inputs are built from the number of devices there are."""
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from grader import messages as msg
 from grader.cases import case
-from grader.judge import Hint, close, compiles_to, traces
-from grader.probes import hlo_collectives, jaxpr_summary
+from grader.judge import PASS, Hint, Verdict, close, compiles_to, same, traces
+from grader.probes import compiled_hlo, hlo_collectives, jaxpr_summary, layout
 
 forgot_psum = Hint(lambda got, want: close(got["result"], want["_first_shard"]),
                    msg.HINT_FORGOT_PSUM)
@@ -119,3 +123,333 @@ def moves_each_block_to_the_next_device(fn):
 @case("ring_shift", hidden=False, judge=compiles_to("collective-permute"))
 def compiles_to_a_collective_permute(fn):
     return hlo_collectives(fn, jnp.arange(2.0 * jax.device_count()))
+
+
+# --- collectives beyond psum: measurements and judges ------------------------------------
+_OPCODE = re.compile(r"=\s*(.*?)\s(all-reduce|all-gather)(-start)?\(")
+_ATTRIBUTES = re.compile(r",\s*(metadata|frontend_attributes|backend_config)=")
+_TO_APPLY = re.compile(r"to_apply=%([\w.\-]+)")
+_COMPUTATION = re.compile(r"^%([\w.\-]+) \(.*\{\s*$")
+_ROOT = re.compile(r"^\s*ROOT %\S+ = .*? ([\w\-]+)\(")
+_SHAPE = re.compile(r"[a-z]+\d*\[([\d,]*)\]")
+
+
+def _instructions(fn, *args):
+    """The compiled HLO of ``fn`` as (line without its attributes, full line) pairs."""
+    text = compiled_hlo(fn, *args)
+    return text, [(_ATTRIBUTES.split(line, 1)[0], line) for line in text.splitlines()]
+
+
+def all_reduce_kinds(fn, *args) -> list[str]:
+    """How each all-reduce of the compiled HLO combines values ('add', 'maximum', ...):
+    the root operation of the computation it applies, sorted, without repeats."""
+    text, lines = _instructions(fn, *args)
+    roots, current = {}, None
+    for line in text.splitlines():
+        header = _COMPUTATION.match(line)
+        if header:
+            current = header.group(1)
+        elif current and (root := _ROOT.match(line)):
+            roots.setdefault(current, root.group(1))
+    kinds = set()
+    for head, line in lines:
+        match = _OPCODE.search(head)
+        if match and match.group(2) == "all-reduce":
+            applied = _TO_APPLY.search(line)
+            kinds.add(roots.get(applied.group(1), "unknown") if applied else "unknown")
+    return sorted(kinds)
+
+
+def gathered_per_device(fn, *args) -> float:
+    """The most values one device contributes to an all-gather of the compiled HLO of ``fn``
+    on a mesh of all devices (0 without all-gather)."""
+    _, lines = _instructions(fn, *args)
+    largest = 0
+    for head, _ in lines:
+        match = _OPCODE.search(head)
+        if match and match.group(2) == "all-gather":
+            for dims in _SHAPE.findall(match.group(1)):
+                largest = max(largest, int(np.prod([int(d) for d in dims.split(",") if d])))
+    return largest / jax.device_count()
+
+
+def split_spec(x) -> list | str:
+    """The PartitionSpec of an array as a list with one entry per dimension (None, an axis
+    name, or a list of names), or a description when it is not laid out by a NamedSharding."""
+    sharding = getattr(x, "sharding", None)
+    if not isinstance(x, jax.Array) or not isinstance(sharding, NamedSharding):
+        return "not laid out by a NamedSharding"
+    entries = []
+    for entry in sharding.spec:
+        if isinstance(entry, (tuple, list)):
+            names = [str(name) for name in entry]
+            entry = None if not names else names[0] if len(names) == 1 else names
+        entries.append(entry)
+    return entries + [None] * (x.ndim - len(entries))
+
+
+def uses_only(needed: str, forbidden: tuple[str, ...], hint: str):
+    """A judge for :func:`hlo_collectives`: none of ``forbidden`` may be compiled, and
+    ``needed`` must be where the reference has it."""
+    wants_needed = compiles_to(needed, hint)
+
+    def judge(got: dict, want: dict) -> Verdict:
+        used = [op for op in forbidden if np.asarray(got.get(op, 0)).item()]
+        if used:
+            return Verdict(False, msg.MSG_OTHER_COLLECTIVES.format(ops=", ".join(used)), hint)
+        return wants_needed(got, want)
+
+    return judge
+
+
+def takes_a_maximum(got: dict, want: dict) -> Verdict:
+    """A judge for :func:`all_reduce_kinds`: some all-reduce must combine by maximum."""
+    seen = [str(kind) for kind in got.get("all_reduces", [])]
+    if "maximum" in seen:
+        return PASS
+    return Verdict(False, msg.MSG_NO_MAX_REDUCTION.format(seen=", ".join(seen) or "none"),
+                   msg.HINT_NORMALIZE_PMAX)
+
+
+def gathers_block_totals_only(got: dict, want: dict) -> Verdict:
+    """A judge for :func:`gathered_per_device`: at most one value per device is gathered."""
+    per_device = float(np.asarray(got.get("gathered_per_device", np.inf)).item())
+    if per_device <= 1:
+        return PASS
+    return Verdict(False, msg.MSG_GATHERS_TOO_MUCH.format(got=per_device),
+                   msg.HINT_CUMSUM_GATHERS_DATA)
+
+
+def sums_over_only(axis: str):
+    """A judge for :func:`jaxpr_summary`: every psum adds over ``axis`` alone, and there is
+    at least one."""
+
+    def judge(got: dict, want: dict) -> Verdict:
+        sums = sorted({tuple(c.get("axes", [])) for c in got.get("collectives", [])
+                       if str(c.get("primitive", "")).startswith("psum")})
+        if sums == [(axis,)]:
+            return PASS
+        hint = msg.HINT_ROW_SUMS_BOTH_AXES if sums else msg.HINT_ROW_SUMS_ONE_BLOCK
+        seen = ", ".join(f"psum over {list(axes)}" for axes in sums) or "no psum"
+        return Verdict(False, msg.MSG_REDUCED_OVER.format(want=[axis], got=seen), hint)
+
+    return judge
+
+
+def always(text: str) -> Hint:
+    """A hint shown whenever its test fails."""
+    return Hint(lambda got, want: True, text)
+
+
+def _devices_mesh() -> Mesh:
+    return Mesh(jax.devices(), ("data",))
+
+
+def split_over_devices(x: np.ndarray, spec: P) -> jax.Array:
+    """``x`` placed on a mesh of all devices with the axis 'data' (Auto axes)."""
+    return jax.device_put(jnp.asarray(x), NamedSharding(_devices_mesh(), spec))
+
+
+def grid_mesh(rows_major: bool = True, explicit: bool = True) -> Mesh:
+    """A 2-D mesh ('x', 'y') of every device: (n/2, 2) or, with ``rows_major`` False,
+    (2, n/2); on an odd device count, (n, 1) or (1, n)."""
+    n = jax.device_count()
+    shape = (n // 2, 2) if n % 2 == 0 else (n, 1)
+    shape = shape if rows_major else shape[::-1]
+    if explicit:
+        return jax.make_mesh(shape, ("x", "y"))
+    return Mesh(np.array(jax.devices()).reshape(shape), ("x", "y"))
+
+
+# --- global_max_normalize -------------------------------------------------------------------
+local_max = Hint(lambda got, want: close(got["result"], want["_local_max"]),
+                 msg.HINT_NORMALIZE_LOCAL_MAX)
+no_abs = Hint(lambda got, want: close(got["result"], want["_no_abs"]), msg.HINT_NORMALIZE_ABS)
+
+
+def normalize_context(x: np.ndarray) -> dict:
+    """What dividing each block by its own max |x|, or x by max(x), would give."""
+    blocks = x.reshape(jax.device_count(), -1)
+    local = blocks / np.abs(blocks).max(axis=1, keepdims=True)
+    return {"_local_max": local.reshape(-1), "_no_abs": x / x.max()}
+
+
+def signed_vector(per_device: int, seed: int) -> np.ndarray:
+    """Values whose largest magnitude is negative and on the last device."""
+    x = np.random.default_rng(seed).uniform(-1, 1, size=per_device * jax.device_count())
+    x[-1] = -3.0
+    return x.astype(np.float32)
+
+
+@case("global_max_normalize", hidden=False, hints=[local_max, no_abs])
+def divides_by_the_largest_magnitude(fn):
+    x = signed_vector(3, seed=60)
+    return {"result": fn(jnp.asarray(x)), **normalize_context(x)}
+
+
+@case("global_max_normalize", hidden=False, judge=takes_a_maximum)
+def all_reduces_with_a_maximum(fn):
+    return {"all_reduces": all_reduce_kinds(fn, jnp.asarray(signed_vector(2, seed=61)))}
+
+
+# --- allreduce_from_ppermute ----------------------------------------------------------------
+ring_steps = Hint(
+    lambda got, want: any(close(got["result"], want[k]) for k in ("_no_shift", "_one_shift",
+                                                                   "_n_shifts")),
+    msg.HINT_RING_STEPS,
+)
+ONLY_PERMUTES = uses_only(
+    "collective-permute",
+    ("all-reduce", "all-gather", "reduce-scatter", "all-to-all"),
+    msg.HINT_RING_USES_OTHER_COLLECTIVES,
+)
+
+
+def one_row_per_device(columns: int, seed: int | None = None, integers: bool = False):
+    """An (n_devices, columns) array, and what too few or too many ring steps would give."""
+    n = jax.device_count()
+    rng = np.random.default_rng(seed)
+    if integers:
+        x = rng.integers(-50, 50, size=(n, columns)).astype(np.int32)
+    elif seed is None:
+        x = np.arange(n * columns, dtype=np.float32).reshape(n, columns)
+    else:
+        x = rng.normal(size=(n, columns)).astype(np.float32)
+    total = np.broadcast_to(x.sum(axis=0), x.shape)
+    context = {"_no_shift": x, "_one_shift": x + np.roll(x, 1, axis=0), "_n_shifts": total + x}
+    return x, context
+
+
+@case("allreduce_from_ppermute", hidden=False, hints=[ring_steps])
+def every_row_becomes_the_total(fn):
+    x, context = one_row_per_device(4)
+    return {"result": fn(jnp.asarray(x)), **context}
+
+
+@case("allreduce_from_ppermute", hidden=False, judge=ONLY_PERMUTES)
+def compiles_to_collective_permutes_only(fn):
+    x, _ = one_row_per_device(4)
+    return hlo_collectives(fn, jnp.asarray(x))
+
+
+# --- sharded_cumsum -------------------------------------------------------------------------
+restarts = Hint(lambda got, want: close(got["result"], want["_restarts"]), msg.HINT_CUMSUM_OFFSET)
+own_total = Hint(lambda got, want: close(got["result"], want["_own_total"]),
+                 msg.HINT_CUMSUM_OWN_TOTAL)
+
+
+def cumsum_context(x: np.ndarray) -> dict:
+    """What restarting every block at 0, or adding a block's own total, would give."""
+    blocks = x.reshape(jax.device_count(), -1)
+    restarted = np.cumsum(blocks, axis=1)
+    own = restarted + np.cumsum(blocks.sum(axis=1))[:, None]
+    return {"_restarts": restarted.reshape(-1), "_own_total": own.reshape(-1)}
+
+
+@case("sharded_cumsum", hidden=False, hints=[restarts, own_total])
+def running_total_of_small_integers(fn):
+    x = (np.arange(4 * jax.device_count(), dtype=np.int32) % 5) + 1
+    return {"result": fn(jnp.asarray(x)), **cumsum_context(x)}
+
+
+@case("sharded_cumsum", hidden=False, judge=gathers_block_totals_only)
+def gathers_one_value_per_device_at_most(fn):
+    x = np.arange(4 * jax.device_count(), dtype=np.float32)
+    return {"gathered_per_device": gathered_per_device(fn, jnp.asarray(x))}
+
+
+# --- reduce_scatter_sum ---------------------------------------------------------------------
+SCATTERS = uses_only("reduce-scatter", ("all-reduce", "all-gather"), msg.HINT_SCATTER_NOT_PSUM)
+
+
+def rows_to_add(per_device: int, seed: int | None = None) -> np.ndarray:
+    """An (n_devices, per_device * n_devices) array: one row per device."""
+    n = jax.device_count()
+    if seed is None:
+        return np.arange(n * per_device * n, dtype=np.float32).reshape(n, per_device * n)
+    return np.random.default_rng(seed).normal(size=(n, per_device * n)).astype(np.float32)
+
+
+@case("reduce_scatter_sum", hidden=False)
+def adds_up_the_columns(fn):
+    return {"result": fn(jnp.asarray(rows_to_add(3)))}
+
+
+@case("reduce_scatter_sum", hidden=False, judge=SCATTERS)
+def compiles_to_a_reduce_scatter_and_no_all_reduce(fn):
+    return hlo_collectives(fn, jnp.asarray(rows_to_add(2)))
+
+
+# --- rows_to_columns ------------------------------------------------------------------------
+a2a_shape = Hint(lambda got, want: got["values"].shape != want["values"].shape, msg.HINT_A2A_AXES)
+a2a_layout = Hint(lambda got, want: close(got["values"], want["values"]), msg.HINT_A2A_LAYOUT)
+MOVES_ALL_TO_ALL = uses_only("all-to-all", ("all-gather",), msg.HINT_A2A_GATHERED)
+
+
+def row_split_matrix(rows: int, columns: int, seed: int | None = None) -> jax.Array:
+    """An (rows * n, columns * n) matrix split by rows over 'data'."""
+    n = jax.device_count()
+    shape = (rows * n, columns * n)
+    if seed is None:
+        x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    else:
+        x = np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+    return split_over_devices(x, P("data", None))
+
+
+@case("rows_to_columns", hidden=False, judge=same("values", "spec", "layout",
+                                                  hints=[a2a_shape, a2a_layout]))
+def same_values_split_by_columns(fn):
+    out = fn(row_split_matrix(2, 3))
+    return {"values": out, "spec": split_spec(out), "layout": layout(out)}
+
+
+@case("rows_to_columns", hidden=False, judge=MOVES_ALL_TO_ALL)
+def compiles_to_an_all_to_all(fn):
+    return hlo_collectives(fn, row_split_matrix(1, 2))
+
+
+# --- row_group_sums -------------------------------------------------------------------------
+both_axes = Hint(lambda got, want: close(got["values"], want["_both_axes"]),
+                 msg.HINT_ROW_SUMS_BOTH_AXES)
+one_block = Hint(lambda got, want: close(got["values"], want["_one_block"]),
+                 msg.HINT_ROW_SUMS_ONE_BLOCK)
+given_mesh = Hint(lambda got, want: close(got["values"], want["values"])
+                  and got["spec"] == want["spec"], msg.HINT_ROW_SUMS_GIVEN_MESH)
+row_layout = Hint(lambda got, want: close(got["values"], want["values"]),
+                  msg.HINT_ROW_SUMS_LAYOUT)
+ROW_SUMS = same("values", "spec", "layout",
+                hints=[both_axes, one_block, given_mesh, row_layout])
+
+
+def grid_matrix(mesh: Mesh, rows: int, columns: int, seed: int | None = None):
+    """A matrix placed P('x', 'y') on ``mesh``, and what summing over the wrong axes, or over
+    the first block of columns only, would give."""
+    size_x, size_y = mesh.shape["x"], mesh.shape["y"]
+    shape = (rows * size_x, columns * size_y)
+    if seed is None:
+        x = (np.arange(np.prod(shape), dtype=np.float32) % 7).reshape(shape)
+    else:
+        x = np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+    sums = x.sum(axis=1)
+    both = np.tile(sums.reshape(size_x, rows).sum(axis=0), size_x)
+    context = {"_both_axes": both, "_one_block": x[:, :columns].sum(axis=1)}
+    return jax.device_put(x, NamedSharding(mesh, P("x", "y"))), context
+
+
+def row_sums_on(fn, mesh: Mesh, rows: int, columns: int, seed: int | None = None) -> dict:
+    x, context = grid_matrix(mesh, rows, columns, seed)
+    out = fn(x, mesh)
+    return {"values": out, "spec": split_spec(out), "layout": layout(out), **context}
+
+
+@case("row_group_sums", hidden=False, judge=ROW_SUMS)
+def row_sums_split_over_x(fn):
+    return row_sums_on(fn, grid_mesh(), rows=2, columns=3)
+
+
+@case("row_group_sums", hidden=False, judge=sums_over_only("y"))
+def adds_over_y_only(fn):
+    mesh = grid_mesh()
+    x, _ = grid_matrix(mesh, rows=1, columns=2)
+    return jaxpr_summary(lambda a: fn(a, mesh), x)

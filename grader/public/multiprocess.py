@@ -1,0 +1,114 @@
+"""Public tests of lesson 6 (several processes): ``check`` runs them in the notebook, in one
+process on the kernel's devices, and the grader runs them too. The hidden tests also run the
+functions in two real processes (see :mod:`grader.cluster`).
+
+With a single process, a process's rows are the whole batch, and ``fold_in(key, 0)`` is the
+key of process 0: that is what these tests check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+from jax.sharding import NamedSharding
+
+from grader import messages as msg
+from grader.cases import case
+from grader.judge import Hint, close
+
+
+def spec_of(x: Any) -> list | str:
+    """The PartitionSpec of an array on a NamedSharding, as a list; otherwise what it is."""
+    if not isinstance(x, jax.Array):
+        return f"not a jax.Array but a {type(x).__name__}"
+    if not isinstance(x.sharding, NamedSharding):
+        return f"not on a mesh: {type(x.sharding).__name__}"
+    spec = [list(e) if isinstance(e, tuple) else e for e in x.sharding.spec]
+    while spec and spec[-1] is None:  # P('data', None) is P('data')
+        spec.pop()
+    return spec
+
+
+def mesh_of(x: Any) -> dict | str:
+    """The axis sizes of the mesh an array lives on, and whether it holds every device."""
+    if not isinstance(x, jax.Array) or not isinstance(x.sharding, NamedSharding):
+        return "no mesh"
+    mesh = x.sharding.mesh
+    return {
+        "axes": {str(k): int(v) for k, v in mesh.shape.items()},
+        "all_devices": sorted(d.id for d in mesh.devices.flat) == sorted(d.id for d in
+                                                                         jax.devices()),
+    }
+
+
+def shards_of(x: Any) -> list[dict]:
+    """This process's blocks of ``x``: the position of each one's device in jax.devices(),
+    the rows it holds and their values."""
+    if not isinstance(x, jax.Array):
+        return []
+    order = {d.id: i for i, d in enumerate(jax.devices())}
+    blocks = []
+    for shard in sorted(x.addressable_shards, key=lambda s: s.device.id):
+        rows = shard.index[0] if shard.index else slice(None)
+        start, stop, _ = rows.indices(x.shape[0])
+        blocks.append({"device": order[shard.device.id], "rows": [start, stop],
+                       "data": np.asarray(shard.data)})
+    return blocks
+
+
+def describe_global(x: Any) -> dict:
+    """Where the blocks of a (global) array are, as seen from this process."""
+    return {
+        "global_shape": list(np.shape(x)),
+        "spec": spec_of(x),
+        "mesh": mesh_of(x),
+        "shards": shards_of(x),
+    }
+
+
+def rows(count: int, columns: int, seed: int | None = None, offset: float = 0.0) -> np.ndarray:
+    """A float32 (count, columns) block: 0, 1, 2, ... or normal numbers, plus ``offset``."""
+    if seed is None:
+        block = np.arange(count * columns, dtype=np.float32).reshape(count, columns)
+    else:
+        block = np.random.default_rng(seed).normal(size=(count, columns)).astype(np.float32)
+    return block + np.float32(offset)
+
+
+def unfolded_rows(key: jax.Array, count: int, columns: int) -> np.ndarray:
+    """What drawing from the key itself gives, the same in every process: hint material."""
+    return np.asarray(jax.random.normal(key, (count, columns)))
+
+
+not_placed = Hint(lambda got, want: not isinstance(got["spec"], list), msg.HINT_GB_NOT_PLACED)
+same_key = Hint(lambda got, want: close(got["values"], want["_unfolded"]),
+                msg.HINT_SAME_KEY_EVERY_PROCESS)
+
+
+# --- global_batch ---------------------------------------------------------------------------
+@case("global_batch", hidden=False, hints=[not_placed])
+def one_process_holds_the_whole_batch(fn):
+    local = rows(2 * jax.device_count(), 3)
+    out = fn(local)
+    return {"values": np.asarray(out), "spec": spec_of(out), "mesh": mesh_of(out)}
+
+
+# --- global_mean ----------------------------------------------------------------------------
+@case("global_mean", hidden=False)
+def mean_of_every_column(fn):
+    return {"result": fn(rows(2 * jax.device_count(), 3))}
+
+
+# --- random_global_batch --------------------------------------------------------------------
+@case("random_global_batch", hidden=False, hints=[same_key, not_placed])
+def rows_of_process_zero(fn):
+    key = jax.random.key(0)
+    out = fn(key, jax.device_count(), 2)
+    return {
+        "values": np.asarray(out),
+        "spec": spec_of(out),
+        "mesh": mesh_of(out),
+        "_unfolded": unfolded_rows(key, jax.device_count(), 2),
+    }

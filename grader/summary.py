@@ -1,0 +1,180 @@
+"""The summary of a batch: how the totals spread, and the exercises most students failed.
+
+``OUT/summary.png`` draws both: a histogram of the students' totals with the maximum marked,
+and per exercise the share of students who failed it, worst first, in the status colours of
+:mod:`grader.palette`. ``OUT/summary.md`` gives the same figures as a table.
+
+A student *handed in* an exercise when the function is defined and is not the stub; of those,
+one who did not get full marks *failed* it (partly, or with 0 points). The failure rate of an
+exercise is the share of the students who handed it in and failed it; an exercise that nobody
+handed in has no rate and is left out.
+"""
+
+from __future__ import annotations
+
+import io
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grader import messages as msg
+from grader.palette import FAILURE_COLOUR, status_colour
+from grader.results import ExerciseResult, StudentResult
+
+PNG = "summary.png"
+MARKDOWN = "summary.md"
+#: How many of the most failed exercises the command line lists.
+SHOWN = 5
+_ABSENT = (msg.NOT_FOUND, msg.NOT_ATTEMPTED)
+
+
+@dataclass(frozen=True)
+class Tally:
+    """How the students of a batch did on one exercise."""
+
+    exercise: str
+    passed: int = 0
+    partial: int = 0
+    failed: int = 0
+    absent: int = 0
+
+    @property
+    def handed_in(self) -> int:
+        return self.passed + self.partial + self.failed
+
+    @property
+    def failures(self) -> int:
+        return self.partial + self.failed
+
+    @property
+    def failure_rate(self) -> float:
+        """The share of the students who handed it in and failed it (partly or wholly)."""
+        return self.failures / self.handed_in if self.handed_in else 0.0
+
+
+def outcome(exercise: ExerciseResult) -> str:
+    """Which count of a :class:`Tally` one student's exercise goes to."""
+    if exercise.status in _ABSENT:
+        return "absent"
+    if exercise.status == msg.PASSED:
+        return "passed"
+    return "partial" if exercise.points > 0 else "failed"
+
+
+def tallies(results: Sequence[StudentResult]) -> list[Tally]:
+    """Every exercise someone handed in, the most failed first: by failure rate, then by the
+    number of students who failed it, then in course order."""
+    counts: dict[str, dict[str, int]] = {}
+    for result in results:
+        for name, exercise in result.exercises.items():
+            kinds = counts.setdefault(name, {})
+            kinds[outcome(exercise)] = kinds.get(outcome(exercise), 0) + 1
+    order = {name: i for i, name in enumerate(counts)}
+    found = [Tally(name, **kinds) for name, kinds in counts.items()]
+    return sorted(
+        (t for t in found if t.handed_in),
+        key=lambda t: (-t.failure_rate, -t.failures, order[t.exercise]),
+    )
+
+
+def most_failed(results: Sequence[StudentResult], shown: int = SHOWN) -> list[Tally]:
+    """The exercises at least one student failed, the most failed first, at most ``shown``."""
+    return [t for t in tallies(results) if t.failures][:shown]
+
+
+def text(results: Sequence[StudentResult]) -> str:
+    """A few lines for the terminal: the spread of the totals and the most failed exercises."""
+    lines = [_spread(results)]
+    worst = most_failed(results)
+    if worst:
+        lines.append("most failed (of the students who handed the exercise in):")
+        lines += [f"  {_failure(t)}" for t in worst]
+    elif results:
+        lines.append(msg.SUMMARY_NOTHING_FAILED)
+    return "\n".join(lines)
+
+
+def markdown(results: Sequence[StudentResult]) -> str:
+    """``summary.md``: the spread of the totals, the figure, and every exercise handed in
+    with its counts, the most failed first."""
+    lines = ["# Summary of the batch", "", _spread(results), "",
+             f"![Score distribution and the exercises most students failed]({PNG})", "",
+             "## Exercises most students failed", "", msg.SUMMARY_RATE_DEFINITION, ""]
+    found = tallies(results)
+    if not found:
+        return "\n".join([*lines, msg.SUMMARY_NOTHING_HANDED_IN]) + "\n"
+    lines += ["| exercise | failed | partly | passed | not handed in | failure rate |",
+              "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    lines += [f"| `{t.exercise}` | {t.failed} | {t.partial} | {t.passed} | {t.absent} | "
+              f"{t.failure_rate:.0%} |" for t in found]
+    return "\n".join(lines) + "\n"
+
+
+def png(results: Sequence[StudentResult]) -> bytes:
+    """``summary.png``: the histogram of totals, and the failure rate of every exercise handed
+    in (stacked: failed, partly, passed), the most failed at the top."""
+    from matplotlib.figure import Figure  # the object API: no pyplot, no global backend
+
+    found = tallies(results)
+    figure = Figure(figsize=(12, max(4.0, 1.5 + 0.32 * len(found))), layout="constrained")
+    spread, rates = figure.subplots(1, 2, width_ratios=[1, 1.4])
+    _histogram(spread, results)
+    _rates(rates, found)
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def _histogram(axes, results: Sequence[StudentResult]) -> None:
+    totals = [r.total for r in results]
+    top = max((r.max_total for r in results), default=0.0) or 1.0
+    axes.hist(totals, bins=max(1, min(30, round(top))), range=(0, top),
+              color=status_colour(msg.NOT_ATTEMPTED))
+    axes.axvline(top, color=status_colour(msg.PASSED), linestyle="--", linewidth=2)
+    axes.text(top, 1.0, f"maximum {top:g} ", transform=axes.get_xaxis_transform(),
+              rotation=90, ha="right", va="top", color=status_colour(msg.PASSED))
+    axes.set(title=f"Total points of {len(results)} student(s)", xlabel="total points",
+             ylabel="students", xlim=(0, top * 1.05))
+    axes.yaxis.get_major_locator().set_params(integer=True)
+
+
+def _rates(axes, found: Sequence[Tally]) -> None:
+    axes.set_title("Exercises most students failed", pad=28)
+    axes.set(xlim=(0, 1.0), xlabel="share of the students who handed the exercise in")
+    if not found:
+        axes.text(0.5, 0.5, msg.SUMMARY_NOTHING_HANDED_IN, ha="center", va="center")
+        axes.set_yticks([])
+        return
+    rows = range(len(found))
+    left = [0.0] * len(found)
+    for part, colour, label in (("failed", FAILURE_COLOUR, "failed"),
+                                ("partial", status_colour(msg.PARTIAL), "partly"),
+                                ("passed", status_colour(msg.PASSED), "passed")):
+        widths = [getattr(t, part) / t.handed_in for t in found]
+        axes.barh(rows, widths, left=left, color=colour, label=label)
+        left = [a + b for a, b in zip(left, widths, strict=True)]
+    axes.set_yticks(list(rows), [t.exercise for t in found])
+    for row, t in zip(rows, found, strict=True):
+        axes.text(0.01, row, f"{t.failure_rate:.0%} of {t.handed_in}", va="center",
+                  color="white", fontsize=8)
+    axes.invert_yaxis()
+    axes.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3, frameon=False)
+
+
+def _spread(results: Sequence[StudentResult]) -> str:
+    if not results:
+        return msg.SUMMARY_NO_STUDENT
+    totals = [r.total for r in results]
+    top = max(r.max_total for r in results)
+    return msg.SUMMARY_SPREAD.format(
+        students=len(results), top=top, mean=statistics.fmean(totals),
+        median=statistics.median(totals), low=min(totals), high=max(totals),
+        full=sum(t == top for t in totals),
+    )
+
+
+def _failure(t: Tally) -> str:
+    return msg.SUMMARY_FAILURE.format(
+        exercise=t.exercise, failures=t.failures, handed_in=t.handed_in, rate=t.failure_rate,
+        failed=t.failed, partial=t.partial,
+    )

@@ -1,0 +1,239 @@
+"""Fixtures of the browser tests: a headless JupyterLab on a free loopback port, serving a
+temporary copy of what the test opens, and Debian's Chromium driven by Playwright.
+
+Screenshots and the server's log go to ``build/e2e/`` (a test artefact, not committed).
+Without Chromium or Playwright the tests are skipped, except under CI (``CI=true``), where
+that is a failure: CI must not pass without having run them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTEFACTS = ROOT / "build" / "e2e"
+CHROMIUM = Path("/usr/bin/chromium")
+JUPYTER = Path(sys.executable).parent / "jupyter"
+START_TIMEOUT = 90  # seconds for JupyterLab to answer
+TIMEOUT = 60_000  # ms for any action or assertion in the page
+#: Settings a fresh JupyterLab gets: every cell in the page (no windowing, so that locators
+#: see cells out of view), and no news or update pop-ups over the notebook.
+LAB_SETTINGS = {
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": '{"windowingMode": "none"}',
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings":
+        '{"fetchNews": "false", "checkForUpdates": false}',
+}
+
+
+def missing_browser() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} is missing (Debian: apt-get install chromium)"
+    if importlib.util.find_spec("playwright") is None:
+        return "the playwright package is missing (pip install -e '.[dev]')"
+    return None
+
+
+def skip_or_fail(why: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI must run the browser tests, but {why}", pytrace=False)
+    pytest.skip(why)
+
+
+@dataclass(frozen=True)
+class Lab:
+    """A running JupyterLab: where it is and the folder it serves."""
+
+    url: str
+    token: str
+    root: Path
+
+    def open(self, path: str) -> str:
+        """The address that opens ``path`` (relative to the root) in JupyterLab, alone: the
+        workspace is reset, so notebooks opened by earlier tests do not come back."""
+        return f"{self.url}/lab/tree/{path}?reset&token={self.token}"
+
+    def copy(self, source: Path) -> str:
+        """Copy a notebook into the served folder (the repository's copy is never opened, so
+        never saved over); return its path there."""
+        shutil.copy(source, self.root / source.name)
+        return source.name
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    """Keep each phase's report on the test, so the page fixture knows whether it failed."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def artefacts() -> Path:
+    """build/e2e/, emptied of the last run's screenshots and failure reports."""
+    ARTEFACTS.mkdir(parents=True, exist_ok=True)
+    for old in [*ARTEFACTS.glob("*.png"), *ARTEFACTS.glob("FAILED-*.txt")]:
+        old.unlink()
+    return ARTEFACTS
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium, headless, through Playwright (no browser download)."""
+    if why := missing_browser():
+        skip_or_fail(why)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM),
+            args=["--headless", "--no-sandbox", "--disable-dev-shm-usage"],
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory, artefacts) -> Iterator[Lab]:
+    """JupyterLab on a free loopback port with a random token, serving an empty temporary
+    folder (tests put their notebooks there), with its own settings and no user config.
+    Shut down afterwards whatever happens, its kernels included."""
+    if why := missing_browser():
+        skip_or_fail(why)
+    root = tmp_path_factory.mktemp("lab-root")
+    home = tmp_path_factory.mktemp("lab-home")
+    for name, text in LAB_SETTINGS.items():
+        (home / "settings" / name).parent.mkdir(parents=True, exist_ok=True)
+        (home / "settings" / name).write_text(text)
+    token, port = secrets.token_hex(16), free_port()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    env |= {
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "IPYTHONDIR": str(home / "ipython"),
+    }
+    command = [
+        str(JUPYTER), "lab", "--no-browser",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+        f"--LabApp.user_settings_dir={home / 'settings'}",
+        f"--LabApp.workspaces_dir={home / 'workspaces'}",
+        *(["--allow-root"] if os.getuid() == 0 else []),
+    ]
+    url = f"http://127.0.0.1:{port}"
+    with open(artefacts / "jupyterlab.log", "w") as log:
+        server = subprocess.Popen(command, cwd=root, env=env, stdout=log,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            wait_until_up(server, url, token, artefacts / "jupyterlab.log")
+            yield Lab(url, token, root)
+        finally:
+            stop(server, url, token)
+
+
+@pytest.fixture
+def page(browser, artefacts, request):
+    """A fresh browser page (its own context); a screenshot is saved if the test fails.
+
+    Every wait, for an action or an assertion, may take a minute: the kernel answers each
+    click, and CI machines are slow (Playwright's assertions wait only 5 s by default).
+    """
+    from playwright.sync_api import expect
+
+    expect.set_options(timeout=TIMEOUT)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.set_default_timeout(TIMEOUT)
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        report = getattr(request.node, "report_call", None)
+        if report is not None and report.failed:
+            page.screenshot(path=artefacts / f"FAILED-{request.node.name}.png")
+            (artefacts / f"FAILED-{request.node.name}.txt").write_text(report.longreprtext)
+        context.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_up(server: subprocess.Popen, url: str, token: str, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"JupyterLab exited ({server.returncode}):\n{log.read_text()}")
+        try:
+            request = urllib.request.Request(f"{url}/api/status",
+                                             headers={"Authorization": f"token {token}"})
+            with urllib.request.urlopen(request, timeout=5):
+                return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.5)
+    raise RuntimeError(f"JupyterLab did not answer in {START_TIMEOUT} s:\n{log.read_text()}")
+
+
+def stop(server: subprocess.Popen, url: str, token: str) -> None:
+    """Ask the server to shut down (it stops its kernels), then end its process group and
+    any kernel that outlived it (kernels run in sessions of their own)."""
+    children = descendants(server.pid)
+    try:
+        request = urllib.request.Request(f"{url}/api/shutdown", method="POST",
+                                         headers={"Authorization": f"token {token}"})
+        urllib.request.urlopen(request, timeout=5).close()
+        server.wait(timeout=20)
+    except (urllib.error.URLError, OSError, subprocess.TimeoutExpired):
+        pass
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if server.poll() is not None:
+            break
+        os.killpg(server.pid, sig)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+    for pid in children:
+        try:
+            if os.getpgid(pid) == pid:  # a kernel leads its own process group
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def descendants(pid: int) -> list[int]:
+    """The processes below ``pid`` (Linux /proc), children first."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, frontier = [], [pid]
+    while frontier:
+        children = [p for p, parent in parents.items() if parent in frontier]
+        found += children
+        frontier = children
+    return found
+

@@ -1,0 +1,200 @@
+"""The course used as a learner uses it: JupyterLab in a real browser (Chromium, headless),
+cells run with Shift+Enter, answers typed into the editor, feedback read off the page.
+
+Screenshots of every stage are saved under ``build/e2e/``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CELL_TIMEOUT = 120_000  # ms: the first cells start JAX, and CI machines are slow
+
+CORRECT = '''def is_congruent(x_shape, sharding_shape):
+    """True if x_shape has one dimension per entry of sharding_shape, each a multiple of it."""
+    if len(x_shape) != len(sharding_shape):
+        return False
+    return all(size % blocks == 0 for size, blocks in zip(x_shape, sharding_shape))
+'''
+#: zip stops at the shorter shape, so (8,) looks congruent with (4, 2): the hint says so.
+FORGETS_THE_LENGTHS = '''def is_congruent(x_shape, sharding_shape):
+    return all(size % blocks == 0 for size, blocks in zip(x_shape, sharding_shape))
+'''
+
+
+class Notebook:
+    """A notebook open in JupyterLab, driven through its user interface."""
+
+    def __init__(self, page, lab, path: str):
+        from playwright.sync_api import expect
+
+        self.page = page
+        self.expect = expect
+        page.goto(lab.open(path))
+        expect(page.locator(".lm-TabBar-tab.lm-mod-current", has_text=path)).to_be_visible()
+        self.panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)")
+        self.cells = self.panel.locator(".jp-Notebook .jp-Cell")
+        expect(self.cells.first).to_be_visible()
+        # The kernel named in the notebook has started and waits for work.
+        expect(page.get_by_text(re.compile(r"Python 3 \(ipykernel\) \| Idle"))).to_be_visible(
+            timeout=CELL_TIMEOUT)
+
+    def cell(self, source: str):
+        """The one cell whose code contains ``source``."""
+        found = self.cells.filter(has=self.page.locator(".cm-content", has_text=source))
+        self.expect(found).to_have_count(1)
+        return found
+
+    def run(self, cell) -> None:
+        """Select the cell, press Shift+Enter, wait until its execution count is new."""
+        prompt = cell.locator(".jp-InputPrompt")
+        before = prompt.inner_text()
+        prompt.click()
+        self.page.keyboard.press("Shift+Enter")
+        self.expect(prompt).not_to_have_text(before, timeout=CELL_TIMEOUT)
+        self.expect(prompt).to_have_text(re.compile(r"^\[\d+\]:$"), timeout=CELL_TIMEOUT)
+
+    def run_all_code_cells(self) -> None:
+        code = self.panel.locator(".jp-Notebook .jp-CodeCell")
+        for i in range(code.count()):
+            self.run(code.nth(i))
+
+    def type_code(self, cell, code: str) -> None:
+        """Replace the cell's code, as a learner pasting an answer into the editor."""
+        cell.locator(".cm-content").click()
+        self.page.keyboard.press("Control+a")
+        self.page.keyboard.insert_text(code)
+        self.expect(cell.locator(".cm-content")).to_contain_text(code.splitlines()[-1].strip())
+
+    def errors(self):
+        """Every traceback shown in the notebook."""
+        return self.panel.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.error']")
+
+    def screenshot(self, cell, path) -> None:
+        """The page, scrolled so that ``cell`` is at the top."""
+        cell.evaluate("cell => cell.scrollIntoView({block: 'start'})")
+        self.page.screenshot(path=path)
+
+
+def test_a_learner_runs_the_first_exercises_and_checks_a_right_then_a_wrong_answer(
+        page, lab, artefacts):
+    """Does exercises/01_sharding.ipynb run in JupyterLab, and does check() show 'passed' for
+    a right answer, then 'failed' with yours, expected and the hint for a wrong one?"""
+    from playwright.sync_api import expect
+
+    from grader import messages as msg
+
+    nb = Notebook(page, lab, lab.copy(ROOT / "exercises" / "01_sharding.ipynb"))
+    nb.run_all_code_cells()
+    expect(nb.errors()).to_have_count(0)
+    expect(nb.cell("print(f\"{jax.device_count()} devices").locator(".jp-OutputArea-output")
+           ).to_contain_text("8 devices")
+    stub, check = nb.cell("def is_congruent"), nb.cell("check(is_congruent)")
+    feedback = check.locator(".jp-OutputArea-output .grader-result")
+    expect(feedback).to_have_attribute("data-status", msg.NOT_ATTEMPTED)
+    nb.screenshot(stub, artefacts / "01_exercises_run.png")
+
+    nb.type_code(stub, CORRECT)
+    nb.run(stub)
+    nb.run(check)
+    expect(feedback).to_have_attribute("data-status", msg.PASSED)
+    expect(feedback).to_contain_text("is_congruent: passed (1/1 points)")
+    nb.screenshot(stub, artefacts / "01_check_passed.png")
+
+    nb.type_code(stub, FORGETS_THE_LENGTHS)
+    nb.run(stub)
+    nb.run(check)
+    expect(feedback).to_have_attribute("data-status", msg.FAILED)
+    expect(feedback).to_contain_text("is_congruent: failed (0/1 points)")
+    expect(feedback.locator("td code").first).to_have_text("[True, False, True, True, False, True]")
+    expect(feedback.locator("td code").nth(1)).to_have_text(
+        "[True, False, False, True, False, True]")
+    expect(feedback).to_contain_text(f"Hint: {msg.HINT_CONGRUENT_LENGTH}")
+    expect(nb.errors()).to_have_count(0)
+    nb.screenshot(stub, artefacts / "01_check_failed.png")
+
+
+def shown_png(image) -> bytes:
+    """The bytes of the picture an <img> shows (ipywidgets gives it a blob: address)."""
+    return bytes(image.evaluate(
+        "async img => Array.from(new Uint8Array(await (await fetch(img.src)).arrayBuffer()))"))
+
+
+EXPLORER_CELLS = [
+    "from grader.explorer import collective_stepper, layout_explorer",
+    "layout_explorer((8, 6), {'x': 4, 'y': 2}, ('x', 'y'))",
+    "collective_stepper('psum', 4)",
+]
+
+
+@pytest.fixture
+def explorer_notebook(lab) -> str:
+    """A notebook showing the two explorers, as a lesson would."""
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in EXPLORER_CELLS],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3 (ipykernel)",
+                                 "language": "python"}},
+    )
+    nbformat.write(nb, lab.root / "explorer.ipynb")
+    return "explorer.ipynb"
+
+
+def test_moving_a_control_of_the_explorers_changes_the_drawing(
+        page, lab, artefacts, explorer_notebook):
+    """Does the layout explorer redraw when a spec entry changes, explain an invalid shape in
+    words, and does the collective stepper draw the next step when 'next' is pressed?"""
+    from playwright.sync_api import expect
+
+    from grader import messages as msg
+    from grader.draw import LayoutError, blocks, layout_figure
+    from grader.explorer import figure_png
+    from grader.movement import collective_figure
+
+    mesh = {"x": 4, "y": 2}
+    nb = Notebook(page, lab, explorer_notebook)
+    nb.run_all_code_cells()
+    expect(nb.errors()).to_have_count(0)
+
+    explorer = nb.cell("layout_explorer(")
+    drawing = explorer.locator("img.widget-image")
+    expect(drawing).to_be_visible()
+    expect(explorer).to_contain_text("NamedSharding(mesh, P('x', 'y'))")
+    expect(explorer.locator(".explorer-shards")).to_contain_text("no copies")
+    assert shown_png(drawing) == figure_png(layout_figure((8, 6), mesh, ("x", "y")))
+    first = drawing.get_attribute("src")
+    nb.screenshot(explorer, artefacts / "explorer_start.png")
+
+    explorer.locator(".widget-dropdown", has_text="P entry 1").locator("select").select_option(
+        label="None")
+    expect(explorer).to_contain_text("NamedSharding(mesh, P('x', None))")
+    expect(drawing).not_to_have_attribute("src", first)
+    assert shown_png(drawing) == figure_png(layout_figure((8, 6), mesh, ("x", None)))
+    expect(explorer.locator(".explorer-shards")).to_contain_text("2 copies of each block")
+    nb.screenshot(explorer, artefacts / "explorer_replicated.png")
+
+    with pytest.raises(LayoutError) as invalid:
+        blocks((6, 6), mesh, ("x", None))
+    shape = explorer.locator(".widget-text", has_text="array shape").locator("input")
+    shape.fill("6, 6")
+    shape.press("Enter")
+    expect(explorer.locator(".explorer-error")).to_have_text(
+        msg.EXPLORER_CANNOT.format(why=invalid.value))
+    expect(drawing).to_be_hidden()
+    nb.screenshot(explorer, artefacts / "explorer_invalid.png")
+
+    stepper = nb.cell("collective_stepper(")
+    step = stepper.locator("img.widget-image")
+    expect(stepper).to_contain_text("psum on 4 devices: step 1 of")
+    before = step.get_attribute("src")
+    stepper.get_by_role("button", name="next ▶").click()
+    expect(stepper).to_contain_text("psum on 4 devices: step 2 of")
+    expect(step).not_to_have_attribute("src", before)
+    assert shown_png(step) == figure_png(collective_figure("psum", 4, step=1))
+    nb.screenshot(stepper, artefacts / "stepper_step2.png")
