@@ -67,9 +67,86 @@ def ring_shift(x):
     )(x)
 
 
+def global_max_normalize(x):
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+
+    def scaled(block):
+        return block / jax.lax.pmax(jnp.abs(block).max(), "data")
+
+    return jax.shard_map(scaled, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(x)
+
+
+def allreduce_from_ppermute(x):
+    n = jax.device_count()
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+    pairs = [(source, (source + 1) % n) for source in range(n)]
+
+    def ring_total(row):
+        total, moving = row, row
+        for _ in range(n - 1):
+            moving = jax.lax.ppermute(moving, "data", pairs)
+            total = total + moving
+        return total
+
+    return jax.shard_map(ring_total, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(x)
+
+
+def sharded_cumsum(x):
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+
+    def running(block):
+        local = jnp.cumsum(block)
+        totals = jax.lax.all_gather(local[-1], "data")
+        earlier = jnp.arange(totals.shape[0]) < jax.lax.axis_index("data")
+        return local + jnp.sum(jnp.where(earlier, totals, 0))
+
+    return jax.shard_map(running, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(x)
+
+
+def reduce_scatter_sum(xs):
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+    return jax.shard_map(
+        lambda row: jax.lax.psum_scatter(row[0], "data", tiled=True),
+        mesh=mesh,
+        in_specs=P("data", None),
+        out_specs=P("data"),
+    )(xs)
+
+
+def rows_to_columns(x):
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+    return jax.shard_map(
+        lambda rows: jax.lax.all_to_all(rows, "data", 1, 0, tiled=True),
+        mesh=mesh,
+        in_specs=P("data", None),
+        out_specs=P(None, "data"),
+    )(x)
+
+
+def row_group_sums(x, mesh):
+    return jax.shard_map(
+        lambda block: jax.lax.psum(block.sum(axis=1), "y"),
+        mesh=mesh,
+        in_specs=P("x", "y"),
+        out_specs=P("x"),
+    )(x)
+
+
 CORRECT = {
     fn.__name__: fn
-    for fn in (shard_map_psum, pmap_scaled_sum, distributed_dot, pmean_update_step, ring_shift)
+    for fn in (
+        shard_map_psum,
+        pmap_scaled_sum,
+        distributed_dot,
+        pmean_update_step,
+        ring_shift,
+        global_max_normalize,
+        allreduce_from_ppermute,
+        sharded_cumsum,
+        reduce_scatter_sum,
+        rows_to_columns,
+        row_group_sums,
+    )
 }
 
 
