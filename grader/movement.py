@@ -79,7 +79,8 @@ def collective_figure(kind: str, n_devices: int = 4, *, step: int | None = None)
     moves = [m for m in _moves(kind, n_devices) if step is None or m[0] == step]
     title = CAPTIONS[kind]
     if step is not None:
-        title += f"\nstep {step + 1} of {n_devices}: devices 0 to {step} have sent their data"
+        sent = "device 0 has sent its" if step == 0 else f"devices 0 to {step} have sent their"
+        title += f"\nstep {step + 1} of {n_devices}: {sent} data"
     return _figure(before, after, moves, title, kind == "psum", labels=None)
 
 
