@@ -64,10 +64,7 @@ def test_every_lesson_cell_was_executed_in_order_and_saved(path):
     cells = code_cells(path)
     assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
     assert sum(bool(c.outputs) for c in cells) >= len(cells) // 2
-    for cell in cells:
-        raises = "raises-exception" in cell.metadata.get("tags", [])
-        errors = [o for o in cell.outputs if o.output_type == "error"]
-        assert bool(errors) == raises, cell.source[:80]
+    assert cell_errors_match_tags(nbformat.read(path, as_version=4)) == []
 
 
 def run_notebook(path: Path) -> nbformat.NotebookNode:
@@ -77,6 +74,40 @@ def run_notebook(path: Path) -> nbformat.NotebookNode:
     )
     client.execute()
     return notebook
+
+
+def cell_errors_match_tags(notebook: nbformat.NotebookNode) -> list[str]:
+    """The cells whose outcome disagrees with their tag: an error in an untagged cell, or a
+    cell tagged ``raises-exception`` that ran without one."""
+    wrong = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            raises = "raises-exception" in cell.metadata.get("tags", [])
+            if raises != any(o.output_type == "error" for o in cell.outputs):
+                wrong.append(cell.source[:80])
+    return wrong
+
+
+# Lesson 6 starts its own processes with 4 devices each, whatever its kernel has.
+ON_TWO_DEVICES = [p for p in LESSONS if not p.name.startswith("06_")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", ON_TWO_DEVICES, ids=lambda p: p.name)
+def test_lessons_also_run_on_two_devices(path):
+    """With use_cpu_devices(2) in the first cell, does every lesson still run, each error cell
+    still raising and no other cell failing?"""
+    notebook = nbformat.read(path, as_version=4)
+    first = next(c for c in notebook.cells if c.cell_type == "code")
+    assert first.source == SETUP_CELL
+    first.source = SETUP_CELL.replace("(8)", "(2)")
+    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
+                                     allow_errors=True,
+                                     resources={"metadata": {"path": str(ROOT)}})
+    notebook.cells.append(nbformat.v4.new_code_cell("import jax\n\njax.device_count()"))
+    client.execute()
+    assert notebook.cells[-1].outputs[0]["data"]["text/plain"] == "2"
+    assert cell_errors_match_tags(notebook) == []
 
 
 def check_outputs(notebook: nbformat.NotebookNode) -> list[str]:
