@@ -26,7 +26,7 @@ lab: $(INSTALLED)
 test: $(INSTALLED)
 	$(BIN)/ruff check .
 	PYTHONWARNINGS=error::DeprecationWarning $(BIN)/python -m pytest tests notebooks \
-		--nbval --nbval-sanitize-with $(SANITIZE) --nbval-current-env
+		--nbval --nbval-sanitize-with $(SANITIZE) --nbval-current-env --durations=15
 
 ## Grade the example submissions shipped in examples/submissions and print the gradebook.
 grade: $(INSTALLED)

@@ -97,7 +97,7 @@ def random_rows(fn):
 
 
 @case("global_mean", hidden=True)
-def one_row_per_device(fn):
+def a_single_row_per_device(fn):
     return {"result": fn(rows(jax.device_count(), 2, seed=62, offset=-5))}
 
 
