@@ -87,7 +87,7 @@ def main() -> None:
             shutil.copytree(grade.SOLUTIONS, batch / f"student{i:03d}")
 
         start = time.perf_counter()
-        grade.reference(grade.SOLUTIONS, cases.load(), DEFAULT_LIMITS)
+        grade.reference(grade.SOLUTIONS, cases.load(), DEFAULT_LIMITS, jobs=args.jobs)
         reference = time.perf_counter() - start
 
         start = time.perf_counter()

@@ -115,23 +115,27 @@ def device_counts(cases: Sequence[Case]) -> list[int]:
 
 
 def measure(sources, cases: Sequence[Case], limits: Limits,
-            sandbox: Sandbox = DEFAULT_SANDBOX) -> dict[int, Run]:
-    """Run ``sources`` on every device count the cases need."""
-    return {
-        n: run(sources, [c for c in cases if n in c.device_counts], n, limits, sandbox)
-        for n in device_counts(cases)
-    }
+            sandbox: Sandbox = DEFAULT_SANDBOX, jobs: int = 1) -> dict[int, Run]:
+    """Run ``sources`` on every device count the cases need, ``jobs`` device counts at once."""
+    counts = device_counts(cases)
+
+    def on(n: int) -> Run:
+        return run(sources, [c for c in cases if n in c.device_counts], n, limits, sandbox)
+
+    with ThreadPoolExecutor(max(1, min(jobs, len(counts)))) as pool:
+        return dict(zip(counts, pool.map(on, counts), strict=True))
 
 
 def reference(solutions: Path, cases: Sequence[Case], limits: Limits,
-              sandbox: Sandbox = DEFAULT_SANDBOX) -> dict[int, Run]:
-    """The reference solutions' measurements; fails loudly if any test fails on them."""
+              sandbox: Sandbox = DEFAULT_SANDBOX, jobs: int = 1) -> dict[int, Run]:
+    """The reference solutions' measurements, ``jobs`` device counts at once (nothing else
+    runs yet); fails loudly if any test fails on them."""
     if not solutions.is_dir():
         raise GradingError(f"the reference solutions folder {solutions} does not exist")
     loaded = submission.load(solutions)
     if loaded.problems or not loaded.sources:
         raise GradingError(f"cannot read the reference solutions: {loaded.problems or 'empty'}")
-    runs = measure(loaded.sources, cases, limits, sandbox)
+    runs = measure(loaded.sources, cases, limits, sandbox, jobs)
     for n, result in runs.items():
         for case_id, outcome in result.outcomes.items():
             if not outcome.get("ok"):
@@ -155,12 +159,13 @@ def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
 
 
 def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
-                limits: Limits, sandbox: Sandbox = DEFAULT_SANDBOX) -> StudentResult:
+                limits: Limits, sandbox: Sandbox = DEFAULT_SANDBOX,
+                jobs: int = 1) -> StudentResult:
     """Grade one student. Should the grader itself fail on this entry, the student gets an
     error for every test with the reason, and the rest of the batch goes on."""
     try:
         loaded = submission.load(entry)
-        runs = measure(loaded.sources, cases, limits, sandbox)
+        runs = measure(loaded.sources, cases, limits, sandbox, jobs)
         return assemble(loaded.student, cases, runs, wants, loaded.problems)
     except Exception as exc:  # noqa: BLE001 - one entry must never stop the batch
         traceback.print_exc()
@@ -214,13 +219,14 @@ def grade(
     todo = [e for e in chosen if e not in results]
     if todo:
         sandbox = Sandbox(private_paths(submissions, out, solutions), use_bwrap=use_sandbox)
-        wants = reference(solutions, cases, limits, sandbox)
+        jobs = max(1, jobs or default_jobs())
+        wants = reference(solutions, cases, limits, sandbox, jobs)
 
         def one(entry: Path) -> StudentResult:
             progress.begin(submission.student_name(entry))
             return grade_entry(entry, cases, wants, limits, sandbox)
 
-        with ThreadPoolExecutor(max(1, jobs or default_jobs())) as pool:
+        with ThreadPoolExecutor(jobs) as pool:
             futures = {pool.submit(one, entry): entry for entry in todo}
             for done in as_completed(futures):  # stored as each one finishes, in any order
                 result = done.result()

@@ -22,11 +22,12 @@ def problems(limits: Limits = DEFAULT_LIMITS) -> list[str]:
         for hidden, kind in ((False, "public"), (True, "hidden")):
             if hidden not in kinds:
                 found.append(f"{exercise.name} has no {kind} test")
+    jobs = grade.default_jobs()
     try:
-        wants = grade.reference(notebooks.SOLUTIONS, every, limits)
+        wants = grade.reference(notebooks.SOLUTIONS, every, limits, jobs=jobs)
     except grade.GradingError as exc:
         return [*found, str(exc)]
-    stubs = grade.grade_entry(notebooks.EXERCISES, every, wants, limits)
+    stubs = grade.grade_entry(notebooks.EXERCISES, every, wants, limits, jobs=jobs)
     for name, result in stubs.exercises.items():
         if result.points or result.status != msg.NOT_ATTEMPTED:
             found.append(f"the stub of {name} scores {result.points:g} ({result.status})")
