@@ -25,6 +25,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="submissions graded at once (default: the number of cores)")
     grade.add_argument("--timeout", type=float, default=60.0,
                        help="seconds allowed per exercise and per notebook cell (default 60)")
+    grade.add_argument("--total-timeout", type=float, default=900.0,
+                       help="seconds a submission may take in all on one device count, every "
+                       "cell, test and restart together (default 900)")
     grade.add_argument("--solutions", type=Path, default=None,
                        help="reference solutions (default: solutions/ of the course)")
     grade.add_argument("--memory", type=int, default=4096,
@@ -123,15 +126,18 @@ def _grade(args: argparse.Namespace) -> int:
     if not grade.submission.discover(args.submissions):
         return _fail(f"{args.submissions} holds no submission (.ipynb, .py or folder)")
     jobs = grade.default_jobs() if args.jobs is None else args.jobs
-    if jobs < 1 or args.memory < 256 or not 0 < args.timeout < float("inf"):
-        return _fail("--jobs and --timeout must be positive, --memory at least 256 (MiB)")
+    seconds = (args.timeout, args.total_timeout)
+    if jobs < 1 or args.memory < 256 or not all(0 < s < float("inf") for s in seconds):
+        return _fail("--jobs, --timeout and --total-timeout must be positive, "
+                     "--memory at least 256 (MiB)")
     try:
         shard = grade.Shard.parse(args.shard)
     except ValueError as exc:
         return _fail(str(exc))
     if problem := _writable(args.out):
         return _fail(problem)
-    limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20)
+    limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20,
+                    run=args.total_timeout)
     try:
         with progress.for_terminal() as shown:
             results = grade.grade(

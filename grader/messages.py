@@ -36,6 +36,8 @@ WARN_NO_SANDBOX = (
 )
 MSG_GRADER_FAILED = "the grader failed on this submission ({error}); please report it"
 MSG_WORKER_FAILED = "the grader could not start a worker on {devices} device(s): {why}"
+MSG_RUN_TOO_LONG = ("the submission used up the {seconds:g} s it may take in all on "
+                    "{devices} device(s), so the rest was not run")
 
 MSG_SHAPE = "{where} has shape {got} but should have shape {want}"
 MSG_KIND = "{where} holds {got} values but should hold {want} values"

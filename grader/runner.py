@@ -39,12 +39,15 @@ BWRAP = shutil.which("bwrap")
 
 @dataclass(frozen=True)
 class Limits:
-    """What a worker may use: seconds per exercise, per cell and to start; bytes of memory."""
+    """What a worker may use: seconds per exercise, per cell and to start; bytes of memory;
+    and seconds in all for one run (a submission on one device count: every cell, test and
+    fresh worker together), so that a submission that stalls everything still ends."""
 
     exercise: float = 60.0
     cell: float = 60.0
     start: float = 120.0
     memory: int = 4 * 2**30
+    run: float = 900.0
 
 
 DEFAULT_LIMITS = Limits()
@@ -225,10 +228,12 @@ class Run:
 
 def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: Limits,
         sandbox: Sandbox = DEFAULT_SANDBOX) -> Run:
-    """Execute ``sources`` in a worker on ``devices`` devices and measure every case."""
+    """Execute ``sources`` in a worker on ``devices`` devices and measure every case, within
+    ``limits.run`` seconds in all."""
     warn_without_sandbox()
     hidden_tests = case_registry.hidden_sources()
     result = Run(devices)
+    ends = time.monotonic() + limits.run
     skip: set[int] = set()
     reported: set[int] = set()
     todo: dict[str, list[Case]] = {}
@@ -239,6 +244,11 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
         for exercise in list(todo):
             _settle(result, todo, exercise, {"missing": msg.MSG_NOT_FOUND.format(name=exercise)})
     while todo:
+        if time.monotonic() >= ends:
+            why = msg.MSG_RUN_TOO_LONG.format(seconds=limits.run, devices=devices)
+            result.problems.append(why)
+            _give_up(result, todo, why)
+            return result
         try:
             worker = WorkerProcess(devices, limits, sandbox)
         except OSError as exc:
@@ -254,9 +264,11 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
                 raise WorkerDied(f"{exc}: {' '.join(last)}") from None
             if not ready.get("ok"):
                 raise WorkerDied(f"it has {ready.get('devices')} devices")
-            if _load(worker, sources, skip, reported, result, limits):
-                _measure(worker, todo, result, limits)
+            if _load(worker, sources, skip, reported, result, limits, ends):
+                _measure(worker, todo, result, limits, ends)
         except (WorkerDied, WorkerTimeout) as exc:  # not the submission's doing
+            if time.monotonic() >= ends:
+                continue  # the run's time is up, which the top of the loop reports
             why = str(exc) or "no answer in time"
             _give_up(result, todo, msg.MSG_WORKER_FAILED.format(devices=devices, why=why))
         finally:
@@ -264,16 +276,20 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
     return result
 
 
-def _load(worker, sources, skip, reported, result, limits) -> bool:
-    """Run the sources not skipped; False when one of them took the worker down."""
+def _load(worker, sources, skip, reported, result, limits, ends) -> bool:
+    """Run the sources not skipped; False when one of them took the worker down, or the
+    run's time (``ends``) ran out."""
     for index, source in enumerate(sources):
         if index in skip:
             continue
+        seconds = min(limits.cell, ends - time.monotonic())
         try:
             reply = worker.request(
-                "cell", limits.cell, file=source.file, label=source.label, source=source.code
+                "cell", seconds, file=source.file, label=source.label, source=source.code
             )
         except (WorkerDied, WorkerTimeout) as exc:
+            if isinstance(exc, WorkerTimeout) and seconds < limits.cell:
+                return False  # the run's time is up, whatever this cell's share of it
             skip.add(index)
             reported.add(index)
             if isinstance(exc, WorkerTimeout):
@@ -295,10 +311,13 @@ def _load(worker, sources, skip, reported, result, limits) -> bool:
     return True
 
 
-def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits) -> None:
+def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits,
+             ends: float) -> None:
     """Measure the cases of every exercise still to do, removing each as it is done; stop at
-    the first exercise that took the worker down or stalled it."""
-    found = worker.request("lookup", limits.cell, names=list(todo)).get("found", {})
+    the first exercise that took the worker down or stalled it, or when the run's time
+    (``ends``) is up, leaving what was not measured in ``todo``."""
+    seconds = min(limits.cell, ends - time.monotonic())
+    found = worker.request("lookup", seconds, names=list(todo)).get("found", {})
     for exercise in list(todo):
         kind = found.get(exercise, "missing")
         if kind != "function":
@@ -309,12 +328,16 @@ def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits) -
             )
             _settle(result, todo, exercise, {"missing": text})
     for exercise in list(todo):
-        deadline = time.monotonic() + limits.exercise
+        own = time.monotonic() + limits.exercise
+        deadline = min(own, ends)
         pending = todo.pop(exercise)
         for i, c in enumerate(pending):
             try:
                 reply = worker.request("probe", deadline - time.monotonic(), case_id=c.id)
             except WorkerTimeout:
+                if deadline < own:  # the run's time is up: not this exercise's fault
+                    todo[exercise] = pending[i:]
+                    return
                 failure = {"ok": False, "timeout": limits.exercise, "devices": worker.devices}
             except WorkerDied as exc:
                 failure = {"ok": False, "crashed": str(exc), "devices": worker.devices}

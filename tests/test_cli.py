@@ -148,12 +148,14 @@ def test_jobs_default_to_the_cores_this_process_may_use(tmp_path, monkeypatch):
         ["--timeout", "-1"],
         ["--timeout", "nan"],
         ["--timeout", "inf"],
+        ["--total-timeout", "0"],
+        ["--total-timeout", "nan"],
     ],
     ids=lambda option: " ".join(option),
 )
 def test_jobs_and_timeout_must_be_positive_and_finite(tmp_path, option):
-    """Are a zero or negative --jobs, and a zero, negative, NaN or infinite --timeout, one
-    error line before any grading starts?"""
+    """Are a zero or negative --jobs, and a zero, negative, NaN or infinite --timeout or
+    --total-timeout, one error line before any grading starts?"""
     out = tmp_path / "out"
     assert_usage_error(grader("grade", EXAMPLES, "--out", out, *option))
     assert not out.exists()

@@ -24,6 +24,7 @@ from types import SimpleNamespace
 import pytest
 
 from grader import cases, grade, notebooks, runner, submission
+from grader import messages as msg
 from grader.course import EXERCISES
 from grader.devices import WORKER_ENV
 from grader.progress import Progress
@@ -395,6 +396,21 @@ def test_a_grader_failure_on_one_entry_costs_only_that_entry(tmp_path, monkeypat
     assert result.max_total == sum(c.points for c in cases.load())
     ring = result.exercises["ring_shift"]
     assert ring.status == "failed" and "simulated grader bug" in ring.message
+
+
+def test_a_submission_that_stalls_everything_ends_with_its_total_time(tmp_path):
+    """Three functions that each hang, with 60 s per exercise but 4 s for the whole run: does
+    the run end with every test not run, for that reason, instead of taking 3 x 60 s?"""
+    hangs = "".join(f"def {name}(*args):\n    time.sleep(3600)\n\n\n"
+                    for name in ("ring_shift", "distributed_dot", "pmap_scaled_sum"))
+    sources = [runner.Source("stalls.py", "stalls.py", "import time\n\n\n" + hangs)]
+    chosen = [c for name in ("ring_shift", "distributed_dot", "pmap_scaled_sum")
+              for c in cases.for_exercise(name) if 8 in c.device_counts]
+    limits = Limits(exercise=60, cell=60, run=4)
+    result = runner.run(sources, chosen, 8, limits)
+    why = msg.MSG_RUN_TOO_LONG.format(seconds=4, devices=8)
+    assert result.problems == [why]
+    assert result.outcomes == {c.id: {"ok": False, "not_run": why} for c in chosen}
 
 
 # --- grade() itself, with a stand-in for the workers ---------------------------------------
