@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -257,14 +258,21 @@ def test_off_a_terminal_each_student_is_one_line_and_the_summary_is_written(exam
 @pytest.mark.slow
 def test_two_slices_merged_equal_the_class_graded_in_one_go(examples_graded, tmp_path):
     """Grading the examples as --shard 1/2 and 2/2 and merging the two: are results.json,
-    the gradebook, the feedback and the summary those of grading them in one go?"""
+    the gradebook, the feedback and the summary those of grading them in one go?
+
+    Each slice starts from a copy of the whole class's output folder, so it reuses the stored
+    results, as a rerun would: what is tested here is the slicing, the slices' outputs and the
+    merge. (test_merge.py grades slices afresh, with a stand-in for the workers.)"""
     done, whole = examples_graded
     assert done.returncode == 0, done.stderr
     slices = [tmp_path / "one", tmp_path / "two"]
     for k, out in enumerate(slices, start=1):
+        shutil.copytree(whole / ".results", out / ".results")
         part = grader("grade", EXAMPLES, "--out", out, "--jobs", "2", "--shard", f"{k}/2",
                       timeout=900)
         assert part.returncode == 0, part.stderr
+        assert sorted(line.split()[0] for line in part.stderr.splitlines()
+                      if line.startswith(("kept ", "graded "))) == ["kept"] * (3 - k)
     assert sorted(json.loads((slices[0] / "results.json").read_text())["students"]) == [
         "ada", "cy"]
     assert sorted(json.loads((slices[1] / "results.json").read_text())["students"]) == ["ben"]

@@ -132,7 +132,7 @@ def test_feedback_says_what_failed_why_and_the_hint():
 
 def run_grader(out: Path, batch: Path, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "grader", "grade", str(batch), "--out", str(out), "--jobs", "1",
+        [sys.executable, "-m", "grader", "grade", str(batch), "--out", str(out), "--jobs", "2",
          *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
