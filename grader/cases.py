@@ -214,6 +214,9 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         return msg.CRASHED, text, None, None, None
     if "not_run" in outcome:
         return msg.ERROR, msg.MSG_NOT_RUN.format(reason=outcome["not_run"]), None, None, None
+    if "tampered" in outcome:
+        text = msg.MSG_TAMPERED.format(name=name, what=changes(outcome["tampered"]))
+        return msg.FAILED, text, None, None, None
     if not outcome.get("ok"):
         error = outcome.get("error") or {}
         if error.get("type") == "NotImplementedError":
@@ -241,6 +244,13 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
     got_text = _show(got_data, shown)
     want_text = None if found.hidden else _show(want_data, shown)
     return msg.FAILED, verdict.message, verdict.hint, got_text, want_text
+
+
+def changes(names: Any, shown: int = 4) -> str:
+    """The first few names a seal restored (a worker's list: anything), for a message."""
+    names = names if isinstance(names, list) else [names]
+    text = ", ".join(str(n)[:80] for n in names[:shown])
+    return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 def _shorten(text: str, limit: int = 300) -> str:

@@ -560,6 +560,7 @@ def _replay(job: dict) -> Any:
         for label, source in job["cells"]:
             worker.cell(job["file"], label, source)  # a cell that raises is skipped
         found = worker.find(job["exercise"])
+        worker.seal.restore()  # sealed when the worker was made, before the cells ran
     if not callable(found):
         raise LookupError(msg.MSG_NOT_FOUND.format(name=job["exercise"]))
     return probe(found)

@@ -38,6 +38,10 @@ MSG_GRADER_FAILED = "the grader failed on this submission ({error}); please repo
 MSG_WORKER_FAILED = "the grader could not start a worker on {devices} device(s): {why}"
 MSG_RUN_TOO_LONG = ("the submission used up the {seconds:g} s it may take in all on "
                     "{devices} device(s), so the rest was not run")
+MSG_RESTORED = ("the submission changed the grader's or JAX's own code ({what}); it was put "
+                "back before each of its functions was measured")
+MSG_TAMPERED = ("`{name}` changed the grader's or JAX's own code while it was measured "
+                "({what}), so the measurement does not count")
 
 MSG_SHAPE = "{where} has shape {got} but should have shape {want}"
 MSG_KIND = "{where} holds {got} values but should hold {want} values"

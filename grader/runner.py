@@ -343,6 +343,11 @@ def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits,
                 failure = {"ok": False, "crashed": str(exc), "devices": worker.devices}
             else:
                 reply.pop("req", None)
+                restored = reply.pop("restored", None)
+                if restored:
+                    text = msg.MSG_RESTORED.format(what=case_registry.changes(restored))
+                    if text not in result.problems:
+                        result.problems.append(text)
                 result.outcomes[c.id] = reply
                 continue
             for rest in pending[i:]:

@@ -16,6 +16,7 @@ import sys
 from typing import Any, TextIO
 
 from grader import cluster  # lesson 6: processes launched by a test replay what ran here
+from grader.seal import Seal
 
 #: Cell magics that only observe the code they wrap: the body still runs.
 TRANSPARENT_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "memit"})
@@ -62,7 +63,8 @@ class Worker:
         self.replies = replies
         self.namespaces: dict[str, dict[str, Any]] = {}
         cluster.RECORD.namespaces = self.namespaces  # lesson 6: which file defines a name
-        self.cases: dict[str, Any] | None = None
+        self.cases: dict[str, Any] = {}
+        self.seal = Seal()  # made again once the tests have arrived
 
     def find(self, name: str) -> Any:
         """The object ``name`` is bound to in the last file that defines it, or None."""
@@ -102,15 +104,20 @@ class Worker:
 
         cases.install_sources(modules)
         cluster.RECORD.tests.update(modules)  # lesson 6: installed again in launched processes
+        self.cases = {c.id: c for c in cases.load(hidden=True)}
+        self.seal = Seal()  # before any student code: the runner sends cells after this
         return {"ok": True}
 
     def probe(self, case_id: str) -> dict[str, Any]:
         from grader import cases
 
-        if self.cases is None:  # the hidden tests have arrived by now; look them up once
-            self.cases = {c.id: c for c in cases.load(hidden=True)}
+        restored = self.seal.restore()  # what the cells changed
         found = self.cases[case_id]
-        return cases.measure(found, self.find(found.exercise))
+        reply = cases.measure(found, self.find(found.exercise))
+        changed = self.seal.restore()  # what the function changed while it was measured
+        if changed:
+            return {"ok": False, "tampered": changed}
+        return {**reply, "restored": restored} if restored else reply
 
     def serve(self, requests: TextIO) -> None:
         for line in requests:

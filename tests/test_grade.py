@@ -42,6 +42,12 @@ BASE_EXERCISES = ("shard_map_psum", "pmap_scaled_sum", "distributed_dot", "pmean
                   "ring_shift")
 LIMITS = Limits(exercise=20, cell=20)
 
+# distributed_dot's tests of how it computes (its jaxpr and its compiled code), and what the
+# others, of its result, are worth.
+HOW_DOT_COMPUTES = {c.name for c in cases.for_exercise("distributed_dot")
+                    if c.judge.__qualname__.split(".")[0] in ("compiles_to", "runs_on_mesh")}
+DOT_RESULTS = sum(c.points for c in cases.for_exercise("distributed_dot")
+                  if c.name not in HOW_DOT_COMPUTES)
 # fixture -> {exercise: (points, status)}; every exercise not listed must get full marks.
 OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "exits-with-sys-exit-in-ring-shift": {"ring_shift": (0, "failed")},
@@ -61,6 +67,9 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "allocates-without-bound-in-ring-shift": {"ring_shift": (0, "failed")},
     "prints-hundreds-of-megabytes-all-correct": {},
     "searches-frames-and-heap-for-expected-values-in-ring-shift": {"ring_shift": (0, "failed")},
+    "fakes-jax-to-describe-a-host-dot-as-distributed": {"distributed_dot": (DOT_RESULTS,
+                                                                          "partial")},
+    "rewrites-replies-while-ring-shift-is-measured": {"ring_shift": (0, "failed")},
 }
 # Fixtures only the sandbox makes harmless or harmless-looking: without bubblewrap they would
 # really plant hooks in the environment or leave processes behind, so they are not run.
@@ -369,6 +378,41 @@ def test_magics_and_cell_magics_do_not_break_a_notebook(graded):
     psum = student["exercises"]["shard_map_psum"]
     assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
     assert student["exercises"]["ring_shift"]["status"] == "not found"
+
+
+@pytest.mark.slow
+def test_jax_rebound_by_a_submission_is_put_back_before_measuring(graded):
+    """Do fakes of jax.jit and jax.make_jaxpr fail to describe a host computation as a
+    shard_map with an all-reduce, with the change named in the feedback?"""
+    student = graded["fakes-jax-to-describe-a-host-dot-as-distributed"]
+    failed = {t["test"] for t in student["exercises"]["distributed_dot"]["tests"]
+              if t["status"] != "passed"}
+    assert failed == HOW_DOT_COMPUTES
+    [problem] = student["problems"]
+    assert "jax.jit" in problem and "jax.make_jaxpr" in problem and "put back" in problem
+
+
+@pytest.mark.slow
+def test_a_change_made_while_measured_voids_the_measurement(graded):
+    """Does a function that replaces json.dumps (the worker's replies) when called lose every
+    test, with the reason, instead of turning failures into passes?"""
+    ring = graded["rewrites-replies-while-ring-shift-is-measured"]["exercises"]["ring_shift"]
+    for test in ring["tests"]:
+        assert test["status"] == "failed"
+        assert "while it was measured (json.dumps)" in test["message"], test["message"]
+
+
+@pytest.mark.slow
+def test_a_syntax_error_costs_only_the_function_of_its_cell(graded):
+    """Does a cell that does not compile cost its function, with the line in the reason,
+    while the cells before it still count?"""
+    student = graded["has-a-syntax-error-in-the-ring-shift-cell"]
+    [problem] = student["problems"]
+    assert "SyntaxError" in problem and "line 1" in problem, problem
+    psum = student["exercises"]["shard_map_psum"]
+    assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
+    ring = student["exercises"]["ring_shift"]
+    assert (ring["points"], ring["status"]) == (0, "not found")
 
 
 @pytest.mark.slow
