@@ -344,3 +344,81 @@ def test_text_of_a_passing_result_has_no_comparison(correct_results):
     assert text.startswith("distributed_dot: passed")
     assert "FAIL" not in text and "yours:" not in text
     assert text.count("ok  ") == len(correct_results["distributed_dot"].tests)
+
+
+# --- hints for the errors JAX raises on the usual mistakes ----------------------------------
+def raised_by(action) -> str:
+    """The text of the exception ``action()`` raises (what the grader matches hints on)."""
+    with pytest.raises(Exception) as caught:  # noqa: PT011 - any error: its text is the point
+        action()
+    return str(caught.value)
+
+
+def test_setting_the_device_count_after_jax_started_gets_the_restart_hint():
+    """Do JAX's own refusal (jax_num_cpu_devices after the backend started) and
+    use_cpu_devices' DeviceSetupError both get the hint to restart and set devices first?"""
+    from grader.devices import DeviceSetupError, use_cpu_devices
+
+    n = jax.device_count()  # the backend runs (with conftest's 8 devices)
+    late = raised_by(lambda: jax.config.update("jax_num_cpu_devices", n + 1))
+    assert msg.error_hint(late) == msg.HINT_DEVICES_SET_TOO_LATE
+    with pytest.raises(DeviceSetupError) as too_few:
+        use_cpu_devices(2 * n)
+    assert msg.error_hint(str(too_few.value)) == msg.HINT_DEVICES_SET_TOO_LATE
+    assert jax.device_count() == n
+
+
+@pytest.mark.parametrize("rows, committed, hint", [
+    (9, False, msg.HINT_PMAP_INPUT),          # not a multiple of 8: pmap's own sharding fails
+    (16, False, msg.HINT_PMAP_SQUEEZE),       # a multiple: each device gets 2 rows, not 1
+    (8, True, msg.HINT_PMAP_INPUT),           # one per device, but committed to one device
+])
+def test_a_pmap_input_that_is_not_one_entry_per_device_gets_the_pmap_hint(rows, committed, hint):
+    """pmap neither splits a batch nor moves a committed input: does each of its errors
+    (leading axis not a multiple, a multiple, input placed elsewhere) get the pmap hint?"""
+    batch = jnp.ones((rows, 3))
+    if committed:
+        batch = jax.device_put(batch, jax.devices()[-1])
+    text = raised_by(lambda: jax.pmap(lambda row: row.sum())(batch))
+    assert msg.error_hint(text) == hint
+
+
+def test_pmap_squeezing_a_batch_gets_the_pmap_hint_through_check():
+    """Does a student's pmap over the whole (N, 3) batch fail check with the pmap hint?"""
+
+    def distributed_dot(v1, v2):
+        return jax.pmap(lambda a, b: jax.lax.psum(jnp.vdot(a, b), "i"), axis_name="i")(v1, v2)
+
+    result = check(distributed_dot)
+    assert result.points == 0
+    assert {t.hint for t in result.tests if t.status == msg.ERROR} == {msg.HINT_PMAP_SQUEEZE}
+
+
+def test_a_spec_longer_than_the_rank_gets_the_spec_hint_on_auto_and_explicit_meshes():
+    """A 3-entry spec on a 2-D array: does the Auto mesh's ValueError, the Explicit mesh's
+    bare AssertionError, jit's in_shardings and shard_map's in_specs each get the hint?"""
+    devices = np.array(jax.devices()).reshape(4, 2)
+    auto = Mesh(devices, ("x", "y"))
+    explicit = jax.make_mesh((4, 2), ("x", "y"))
+    x, spec = jnp.zeros((8, 4)), P("x", None, "y")
+    texts = {
+        "auto": raised_by(lambda: jax.device_put(x, jax.NamedSharding(auto, spec))),
+        "explicit": raised_by(lambda: jax.device_put(x, jax.NamedSharding(explicit, spec))),
+        "jit": raised_by(lambda: jax.jit(lambda a: a,
+                                         in_shardings=jax.NamedSharding(explicit, spec))(x)),
+        "shard_map": raised_by(lambda: jax.shard_map(lambda b: b, mesh=auto, in_specs=spec,
+                                                     out_specs=P("x"))(x)),
+    }
+    assert "rank at least 3" in texts["auto"]
+    assert {name: msg.error_hint(text) for name, text in texts.items()} == dict.fromkeys(
+        texts, msg.HINT_SPEC_TOO_LONG)
+
+
+def test_shard_map_on_an_explicit_mesh_gets_the_reshard_hint():
+    """An unplaced input to shard_map on a jax.make_mesh mesh: is the hint the reshard one,
+    naming shard_map and Explicit axes (and not pmap, which takes no mesh)?"""
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    text = raised_by(lambda: jax.shard_map(lambda b: b, mesh=mesh, in_specs=P("data"),
+                                           out_specs=P("data"))(jnp.arange(8.0 * 8)))
+    assert msg.error_hint(text) == msg.HINT_RESHARD
+    assert "pmap" not in msg.HINT_RESHARD and "Explicit" in msg.HINT_RESHARD
