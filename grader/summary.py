@@ -4,10 +4,14 @@
 and per exercise the share of students who failed it, worst first, in the status colours of
 :mod:`grader.palette`. ``OUT/summary.md`` gives the same figures as a table.
 
-A student *handed in* an exercise when the function is defined and is not the stub; of those,
-one who did not get full marks *failed* it (partly, or with 0 points). The failure rate of an
-exercise is the share of the students who handed it in and failed it; an exercise that nobody
-handed in has no rate and is left out.
+A student *handed in* an exercise when the function is defined and is not the stub ("not
+found" and "not attempted" are both *not handed in*, grey, as in the notebook's feedback); of
+those, one who did not get full marks *failed* it, *partly* when the exercise's status is
+"partial", wholly otherwise (0 points, or a timeout or crash: shown red in the feedback). Each
+outcome is drawn in the colour the notebook's feedback gives its status
+(:func:`grader.palette.status_colour`). The failure rate of an exercise is the share of the
+students who handed it in and failed it; an exercise that nobody handed in has no rate and is
+left out.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grader import messages as msg
-from grader.palette import FAILURE_COLOUR, status_colour
+from grader.palette import status_colour
 from grader.results import ExerciseResult, StudentResult
 
 PNG = "summary.png"
@@ -26,6 +30,9 @@ MARKDOWN = "summary.md"
 #: How many of the most failed exercises the command line lists.
 SHOWN = 5
 _ABSENT = (msg.NOT_FOUND, msg.NOT_ATTEMPTED)
+#: The bars of the figure: (outcome, legend label, the status whose colour it is drawn in).
+BARS = (("failed", "failed", msg.FAILED), ("partial", "partly", msg.PARTIAL),
+        ("passed", "passed", msg.PASSED))
 
 
 @dataclass(frozen=True)
@@ -53,12 +60,14 @@ class Tally:
 
 
 def outcome(exercise: ExerciseResult) -> str:
-    """Which count of a :class:`Tally` one student's exercise goes to."""
+    """Which count of a :class:`Tally` one student's exercise goes to, from its status (the
+    one its feedback shows): passed, partial, absent (not found, not attempted) or failed
+    (every other status)."""
     if exercise.status in _ABSENT:
         return "absent"
-    if exercise.status == msg.PASSED:
-        return "passed"
-    return "partial" if exercise.points > 0 else "failed"
+    if exercise.status in (msg.PASSED, msg.PARTIAL):
+        return exercise.status
+    return "failed"
 
 
 def tallies(results: Sequence[StudentResult]) -> list[Tally]:
@@ -113,16 +122,22 @@ def markdown(results: Sequence[StudentResult]) -> str:
 def png(results: Sequence[StudentResult]) -> bytes:
     """``summary.png``: the histogram of totals, and the failure rate of every exercise handed
     in (stacked: failed, partly, passed), the most failed at the top."""
+    buffer = io.BytesIO()
+    figure(results).savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+    return buffer.getvalue()
+
+
+def figure(results: Sequence[StudentResult]):
+    """The matplotlib Figure of ``summary.png``; each bar segment has the gid
+    ``{outcome}-{exercise}`` (outcome: failed, partial or passed)."""
     from matplotlib.figure import Figure  # the object API: no pyplot, no global backend
 
     found = tallies(results)
-    figure = Figure(figsize=(12, max(4.0, 1.5 + 0.32 * len(found))), layout="constrained")
-    spread, rates = figure.subplots(1, 2, width_ratios=[1, 1.4])
+    drawn = Figure(figsize=(12, max(4.0, 1.5 + 0.32 * len(found))), layout="constrained")
+    spread, rates = drawn.subplots(1, 2, width_ratios=[1, 1.4])
     _histogram(spread, results)
     _rates(rates, found)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
-    return buffer.getvalue()
+    return drawn
 
 
 def _histogram(axes, results: Sequence[StudentResult]) -> None:
@@ -147,11 +162,11 @@ def _rates(axes, found: Sequence[Tally]) -> None:
         return
     rows = range(len(found))
     left = [0.0] * len(found)
-    for part, colour, label in (("failed", FAILURE_COLOUR, "failed"),
-                                ("partial", status_colour(msg.PARTIAL), "partly"),
-                                ("passed", status_colour(msg.PASSED), "passed")):
+    for part, label, status in BARS:
         widths = [getattr(t, part) / t.handed_in for t in found]
-        axes.barh(rows, widths, left=left, color=colour, label=label)
+        bars = axes.barh(rows, widths, left=left, color=status_colour(status), label=label)
+        for bar, t in zip(bars, found, strict=True):
+            bar.set_gid(f"{part}-{t.exercise}")
         left = [a + b for a, b in zip(left, widths, strict=True)]
     axes.set_yticks(list(rows), [t.exercise for t in found])
     for row, t in zip(rows, found, strict=True):

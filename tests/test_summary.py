@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import re
 
+import pytest
+from matplotlib.colors import to_rgba
 from PIL import Image
 
 from grader import summary
@@ -127,3 +130,44 @@ def test_the_figure_is_a_valid_png_that_grows_with_the_exercises():
 def test_the_figure_of_an_empty_batch_is_still_a_png():
     """Does a batch with no student (an empty slice) still give a readable figure?"""
     assert read_png(summary.png([])).size == (1200, 400)
+
+
+def shown_colour(result: ExerciseResult) -> str:
+    """The colour the notebook's feedback gives an exercise (its left border and status)."""
+    page = result._repr_html_()
+    border = re.search(r"border-left:6px solid (#[0-9a-fA-F]{6})", page).group(1)
+    status = re.search(r'<span style="color:(#[0-9a-fA-F]{6});font-weight:bold">', page).group(1)
+    assert border == status
+    return border
+
+
+@pytest.mark.parametrize(("status", "points", "bar"), [
+    ("passed", 4, "passed"), ("partial", 2, "partial"), ("failed", 0, "failed"),
+    ("timeout", 0, "failed"), ("crashed", 2, "failed"),
+])
+def test_the_summary_draws_each_exercise_in_the_colour_its_feedback_shows(status, points, bar):
+    """Is a student's exercise counted in the summary bar whose colour is the colour the
+    notebook's feedback shows for it (a crash with some points is red in both)?"""
+    result = exercise("ring_shift", status, points)
+    assert result.status == status
+    assert summary.outcome(result) == bar
+    figure = summary.figure([StudentResult("ann", {"ring_shift": result})])
+    drawn = {p.get_gid(): p for ax in figure.axes for p in ax.patches if p.get_gid()}
+    assert drawn[f"{bar}-ring_shift"].get_width() == 1.0
+    assert drawn[f"{bar}-ring_shift"].get_facecolor() == to_rgba(shown_colour(result))
+    legend = {t.get_text(): h for ax in figure.axes if ax.get_legend()
+              for t, h in zip(ax.get_legend().texts, ax.get_legend().legend_handles,
+                              strict=True)}
+    label = {"partial": "partly"}.get(bar, bar)
+    assert legend[label].get_facecolor() == to_rgba(shown_colour(result))
+
+
+def test_an_exercise_not_found_is_not_handed_in_and_grey_in_both():
+    """Is "not found" shown in the not-attempted grey in the feedback, not in the failure red,
+    and counted as not handed in by the summary, as "not attempted" is?"""
+    missing, stub = exercise("ring_shift", "not found"), exercise("ring_shift", "not attempted")
+    assert shown_colour(missing) == shown_colour(stub)
+    assert shown_colour(missing) != shown_colour(exercise("ring_shift", "failed"))
+    assert summary.outcome(missing) == summary.outcome(stub) == "absent"
+    row = ExerciseResult("ring_shift", [TestResult("t", 0, 4, "not found")])._repr_html_()
+    assert f'<span style="color:{shown_colour(stub)}">not found</span>' in row
