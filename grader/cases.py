@@ -217,6 +217,9 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
     if "tampered" in outcome:
         text = msg.MSG_TAMPERED.format(name=name, what=changes(outcome["tampered"]))
         return msg.FAILED, text, None, None, None
+    if "threads" in outcome:
+        text = msg.MSG_THREADS.format(name=name, count=outcome["threads"])
+        return msg.FAILED, text, None, None, None
     if not outcome.get("ok"):
         error = outcome.get("error") or {}
         if error.get("type") == "NotImplementedError":

@@ -550,20 +550,30 @@ def _replay(job: dict) -> Any:
     _join(job)
     os.environ[WORKER_ENV] = "1"  # the cells' device set-up, check() and run() stand down
     from grader import cases
+    from grader import seal as sealing
     from grader.worker import Worker
 
     cases.install_sources(job["tests"])
     module, name = job["probe"].split(":")
     probe = getattr(importlib.import_module(module), name)
     with open(os.devnull, "w") as nowhere:
-        worker = Worker(nowhere)
+        worker = Worker(nowhere)  # sealed here, before the cells ran; kept in locals, as the
+        state, restore = worker.seal.state, sealing.restore  # worker does (Worker.serve)
+        code, defaults = restore.__code__, restore.__defaults__
         for label, source in job["cells"]:
             worker.cell(job["file"], label, source)  # a cell that raises is skipped
         found = worker.find(job["exercise"])
-        worker.seal.restore()  # sealed when the worker was made, before the cells ran
+    restore.__code__, restore.__defaults__ = code, defaults
+    restore(state)
     if not callable(found):
         raise LookupError(msg.MSG_NOT_FOUND.format(name=job["exercise"]))
-    return probe(found)
+    value = probe(found)
+    restore.__code__, restore.__defaults__ = code, defaults
+    during = restore(state)
+    if during:
+        raise RuntimeError(msg.MSG_TAMPERED.format(name=job["exercise"],
+                                                   what=cases.changes(during)))
+    return value
 
 
 def _child_main(argv: list[str]) -> None:

@@ -14,7 +14,6 @@ which slice of which class it holds and which grader produced it.
 from __future__ import annotations
 
 import csv
-import importlib
 import io
 import json
 import os
@@ -243,10 +242,10 @@ def grade(
 
 
 def private_paths(submissions: Path, out: Path, solutions: Path) -> tuple[Path, ...]:
-    """What no worker may see: every submission (a worker gets its own code through its
-    pipe), the outputs, the reference solutions and the hidden tests."""
-    hidden_tests = Path(importlib.import_module(case_registry.PACKAGES[True]).__path__[0])
-    return (submissions, out, solutions, hidden_tests)
+    """What no worker may see, should it lie inside what a worker sees (the sandbox shows only
+    the Python environment and the grader, its hidden tests masked): every submission (a
+    worker gets its own code through its pipe), the outputs and the reference solutions."""
+    return (submissions, out, solutions)
 
 
 def write(out: Path, results: Sequence[StudentResult], batch: Batch) -> None:

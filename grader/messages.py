@@ -42,6 +42,11 @@ MSG_RESTORED = ("the submission changed the grader's or JAX's own code ({what});
                 "back before each of its functions was measured")
 MSG_TAMPERED = ("`{name}` changed the grader's or JAX's own code while it was measured "
                 "({what}), so the measurement does not count")
+MSG_THREADS = ("`{name}` was not measured: the submission left {count} thread(s) running, "
+               "which could change the grader while it measures; join your threads (or shut "
+               "your thread pools down) before your code finishes")
+MSG_LOOKUP_FAILED = ("after the cells ran, looking their functions up {how}, so nothing "
+                     "could be measured on {devices} device(s)")
 
 MSG_SHAPE = "{where} has shape {got} but should have shape {want}"
 MSG_KIND = "{where} holds {got} values but should hold {want} values"

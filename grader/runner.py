@@ -55,37 +55,66 @@ DEFAULT_LIMITS = Limits()
 
 @dataclass(frozen=True)
 class Sandbox:
-    """Where a worker may look: with bubblewrap, the whole file system read-only, no network,
-    a private /tmp and home, and the ``hidden`` paths (solutions, hidden tests, outputs,
-    other submissions) replaced by empty folders. Without bubblewrap, a plain process."""
+    """Where a worker may look. With bubblewrap it sees only what it runs from: the system's
+    programs and libraries, a few files of /etc, the Python environment and the grader's
+    package (its hidden tests replaced by an empty folder), all read-only; a private /tmp and
+    home of ``scratch`` bytes each; no network. Nothing else of the machine is there: not the
+    course's other folders or its git history, not the submissions or the outputs. The
+    ``hidden`` paths are masked too, should one lie inside what the worker sees. Without
+    bubblewrap, a plain process."""
 
     hidden: tuple[Path, ...] = ()
     use_bwrap: bool = True
+    scratch: int = 256 * 2**20
 
     def command(self, home: str) -> list[str]:
         if not (self.use_bwrap and BWRAP):
             return []
-        args = [BWRAP, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--tmpfs", "/tmp"]
-        for needed in _NEEDED:  # what the worker runs from, should it live under /tmp
-            if needed.is_relative_to("/tmp"):
-                args += ["--ro-bind", str(needed), str(needed)]
-        args += ["--bind", home, home, "--chdir", home,
+        args = [BWRAP, *_SYSTEM]
+        for path in _VISIBLE:
+            args += ["--ro-bind", str(path), str(path)]
+        args += ["--dev", "/dev", "--proc", "/proc"]
+        for path in (_HIDDEN_TESTS, *(p.resolve() for p in self.hidden)):
+            if any(path.is_relative_to(seen) for seen in _VISIBLE):
+                args += (["--tmpfs", str(path)] if path.is_dir() else
+                         ["--ro-bind", "/dev/null", str(path)] if path.exists() else [])
+        for private in ("/tmp", home):
+            args += ["--size", str(self.scratch), "--tmpfs", private]
+        args += ["--chdir", home,
                  "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                  "--die-with-parent", "--new-session"]
-        for path in self.hidden:
-            if path.is_dir():
-                args += ["--tmpfs", str(path.resolve())]
-            elif path.exists():
-                args += ["--ro-bind", "/dev/null", str(path.resolve())]
         return args
 
 
 DEFAULT_SANDBOX = Sandbox()
-#: The Python environment and the course: a worker needs them even when they are under /tmp.
-_NEEDED = tuple(
-    {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, Path(__file__).parent.parent)}
-)
+_PACKAGE = Path(__file__).resolve().parent
+_HIDDEN_TESTS = _PACKAGE / case_registry.PACKAGES[True].split(".", 1)[1]
+#: Read-only in the sandbox: the Python environment (as named and as resolved) and the grader.
+_VISIBLE = tuple(sorted(
+    {Path(p) for p in (sys.prefix, sys.base_prefix)}
+    | {Path(p).resolve() for p in (sys.prefix, sys.base_prefix, _PACKAGE)}
+))
+#: Files of /etc that the dynamic linker, Python and JAX read: not the whole folder, which
+#: may hold secrets (as root, /etc/shadow is readable).
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "hosts", "host.conf",
+        "nsswitch.conf", "passwd", "group", "gai.conf")
+
+
+def _system() -> list[str]:
+    """bubblewrap arguments for the system's programs and libraries, read-only."""
+    args = []
+    for top in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):  # merged /usr: /bin -> usr/bin
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    for name in _ETC:
+        if os.path.exists(f"/etc/{name}"):
+            args += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
+    return args
+
+
+_SYSTEM = tuple(_system())
 _warned = threading.Event()
 
 
@@ -131,7 +160,7 @@ class WorkerProcess:
         prefix = sandbox.command(self.home.name)
         self.sandboxed = bool(prefix)
         self.process = subprocess.Popen(
-            [*prefix, sys.executable, "-I", "-m", "grader.worker",
+            [*prefix, sys.executable, "-I", "-c", "from grader.worker import main; main()",
              str(devices), str(limits.memory)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -317,7 +346,14 @@ def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits,
     the first exercise that took the worker down or stalled it, or when the run's time
     (``ends``) is up, leaving what was not measured in ``todo``."""
     seconds = min(limits.cell, ends - time.monotonic())
-    found = worker.request("lookup", seconds, names=list(todo)).get("found", {})
+    try:
+        found = worker.request("lookup", seconds, names=list(todo)).get("found", {})
+    except (WorkerDied, WorkerTimeout) as exc:  # the cells left something that stalls it
+        if isinstance(exc, WorkerTimeout) and seconds < limits.cell:
+            return  # the run's time is up, which run() reports
+        how = f"took over {seconds:g} s" if isinstance(exc, WorkerTimeout) else f"failed: {exc}"
+        _give_up(result, todo, msg.MSG_LOOKUP_FAILED.format(how=how, devices=worker.devices))
+        return
     for exercise in list(todo):
         kind = found.get(exercise, "missing")
         if kind != "function":

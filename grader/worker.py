@@ -1,6 +1,7 @@
 """The worker: runs a student's code and the probes next to it, in a process of its own.
 
-Started by :mod:`grader.runner` as ``python -I -m grader.worker DEVICES``. It fixes the device
+Started by :mod:`grader.runner` as ``python -I -c "from grader.worker import main; main()"
+DEVICES MEMORY`` (imported under its own name, so that the seal covers it). It fixes the device
 count before JAX starts, then answers requests read as JSON lines on stdin with JSON lines on
 its original stdout. The student's code sees /dev/null as stdin, and its stdout and stderr both
 go to the worker's stderr, so nothing it prints can pass for a reply.
@@ -16,10 +17,12 @@ import sys
 from typing import Any, TextIO
 
 from grader import cluster  # lesson 6: processes launched by a test replay what ran here
-from grader.seal import Seal
+from grader import seal as sealing
 
 #: Cell magics that only observe the code they wrap: the body still runs.
 TRANSPARENT_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "memit"})
+#: The descriptor behind ``type.__name__``, which a metaclass's own ``__name__`` cannot replace.
+_TYPE_NAME = vars(type)["__name__"]
 
 
 class _SilentShell:
@@ -64,7 +67,7 @@ class Worker:
         self.namespaces: dict[str, dict[str, Any]] = {}
         cluster.RECORD.namespaces = self.namespaces  # lesson 6: which file defines a name
         self.cases: dict[str, Any] = {}
-        self.seal = Seal()  # made again once the tests have arrived
+        self.seal = sealing.Seal()  # made again once the tests have arrived
 
     def find(self, name: str) -> Any:
         """The object ``name`` is bound to in the last file that defines it, or None."""
@@ -93,9 +96,10 @@ class Worker:
         found = {}
         for name in names:
             value = self.find(name)
+            # type.__name__ read from type itself: a metaclass cannot answer in its place
             found[name] = (
                 "missing" if value is None else "function" if callable(value) else
-                type(value).__name__
+                _TYPE_NAME.__get__(type(value), type)
             )
         return {"ok": True, "found": found}
 
@@ -105,27 +109,69 @@ class Worker:
         cases.install_sources(modules)
         cluster.RECORD.tests.update(modules)  # lesson 6: installed again in launched processes
         self.cases = {c.id: c for c in cases.load(hidden=True)}
-        self.seal = Seal()  # before any student code: the runner sends cells after this
+        # Before any student code: the runner sends cells after this.
+        self.seal = sealing.Seal([("the grader's tests", self.cases),
+                                  *((f"test {c.id}", c) for c in self.cases.values())])
         return {"ok": True}
 
     def probe(self, case_id: str) -> dict[str, Any]:
         from grader import cases
 
-        restored = self.seal.restore()  # what the cells changed
         found = self.cases[case_id]
-        reply = cases.measure(found, self.find(found.exercise))
-        changed = self.seal.restore()  # what the function changed while it was measured
-        if changed:
-            return {"ok": False, "tampered": changed}
-        return {**reply, "restored": restored} if restored else reply
+        return cases.measure(found, self.find(found.exercise))
 
     def serve(self, requests: TextIO) -> None:
+        """Answer requests until stdin closes.
+
+        A measurement trusts only what this frame's locals hold, taken before any student code
+        ran (and, since :func:`forbid_trace_hooks`, out of reach of Python code): the seal's
+        state, the function that restores it with that function's code and defaults (put back
+        before each use), the reply stream's methods and the interpreter's own functions. Before
+        a probe everything sealed is put back (what had changed is reported); a probe during
+        which it changed again is void, and so is one while a thread the submission started
+        still runs (it could change things back and forth).
+        """
+        write, flush, dumps = self.replies.write, self.replies.flush, json.dumps
+        gettrace, getprofile, threads = sys.gettrace, sys.getprofile, sys._current_frames
+        sealed = None  # (state, restore, its code, its defaults) once the tests are in
         for line in requests:
             request = json.loads(line)
-            op = request.pop("op")
-            req = request.pop("req")
-            reply = getattr(self, op)(**request)
-            self.send({"req": req, **reply})
+            op, req = request.pop("op"), request.pop("req")
+            if op == "probe" and sealed is not None:
+                state, restore, code, defaults = sealed
+                restore.__code__, restore.__defaults__ = code, defaults
+                before = restore(state)
+                if gettrace() or getprofile():
+                    reply = {"ok": False, "tampered": ["a trace or profile function"]}
+                elif len(threads()) > 1:
+                    reply = {"ok": False, "threads": len(threads()) - 1}
+                else:
+                    reply = self.probe(**request)
+                    restore.__code__, restore.__defaults__ = code, defaults
+                    during = restore(state)
+                    if during:
+                        reply = {"ok": False, "tampered": during}
+                    elif before:
+                        reply = {**reply, "restored": before}
+            else:
+                reply = getattr(self, op)(**request)
+            if op == "tests":
+                sealed = (self.seal.state, sealing.restore, sealing.restore.__code__,
+                          sealing.restore.__defaults__)
+            write(dumps({"req": req, **reply}) + "\n")
+            flush()
+
+
+def forbid_trace_hooks() -> None:
+    """Remove the functions that install a Python trace or profile function. Such a function
+    could rewrite the locals of :meth:`Worker.serve`; without these (and without a debugger,
+    which needs them) only ctypes could install one."""
+    import threading
+
+    for module in (sys, threading):
+        for name in ("settrace", "setprofile", "settrace_all_threads", "setprofile_all_threads"):
+            if hasattr(module, name):
+                delattr(module, name)
 
 
 def main() -> None:
@@ -142,6 +188,7 @@ def main() -> None:
     have = use_cpu_devices(devices)
     os.environ[WORKER_ENV] = "1"  # from now on notebooks' device set-up and check() stand down
     worker = Worker(replies)
+    forbid_trace_hooks()
     from grader import cases
 
     cases.load(hidden=False)  # the hidden tests arrive with the first request

@@ -70,6 +70,12 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "fakes-jax-to-describe-a-host-dot-as-distributed": {"distributed_dot": (DOT_RESULTS,
                                                                           "partial")},
     "rewrites-replies-while-ring-shift-is-measured": {"ring_shift": (0, "failed")},
+    "switches-the-seal-off-to-fake-how-dot-computes": {"distributed_dot": (DOT_RESULTS,
+                                                                           "partial")},
+    "rewrites-the-workers-locals-with-a-trace-function-in-dot": {
+        "distributed_dot": (DOT_RESULTS, "partial")},
+    "leaves-a-thread-rewriting-replies-so-nothing-is-measured": {
+        name: (0, "failed") for name in BASE_EXERCISES},
 }
 # Fixtures only the sandbox makes harmless or harmless-looking: without bubblewrap they would
 # really plant hooks in the environment or leave processes behind, so they are not run.
@@ -81,6 +87,7 @@ SANDBOX_ONLY: dict[str, dict[str, tuple[float, str]]] = {
 }
 if runner.BWRAP:
     OUTCOMES.update(SANDBOX_ONLY)
+NEEDS_THE_SANDBOX = pytest.mark.skipif(not runner.BWRAP, reason="bubblewrap is not installed")
 
 # Unreadable files handed in as zz_<kind>.ipynb next to the correct notebook, each with the
 # reason the student reads. Each file, were it read, would define a wrong ring_shift.
@@ -202,7 +209,9 @@ def max_points(exercise: str) -> float:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fixture", sorted(OUTCOMES))
+@pytest.mark.parametrize("fixture", [
+    pytest.param(name, marks=[NEEDS_THE_SANDBOX] if name in SANDBOX_ONLY else [])
+    for name in sorted({**OUTCOMES, **SANDBOX_ONLY})])
 def test_each_fixture_costs_exactly_its_exercise(graded, fixture):
     """Does a crash, hang, exit, patch or forgery cost its own exercise and nothing else?"""
     exercises = graded[fixture]["exercises"]
@@ -217,7 +226,7 @@ def test_each_fixture_costs_exactly_its_exercise(graded, fixture):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not runner.BWRAP, reason="bubblewrap is not installed")
+@NEEDS_THE_SANDBOX
 def test_the_sandbox_leaves_no_hook_and_no_process_behind(graded):
     """After hostile submissions ran, is every start-up hook absent and every process gone?"""
     import site
@@ -278,7 +287,7 @@ def test_links_to_the_reference_solutions_are_not_followed(graded):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not runner.BWRAP, reason="bubblewrap is not installed")
+@NEEDS_THE_SANDBOX
 def test_the_sandbox_keeps_a_submission_out_of_the_output_folder(batch_run, graded):
     """A submission wrote into the output folder it found on the sandbox's command line: is
     the real one untouched (nothing planted, no forged row, no stored result to restore)?"""
@@ -400,6 +409,42 @@ def test_a_change_made_while_measured_voids_the_measurement(graded):
     for test in ring["tests"]:
         assert test["status"] == "failed"
         assert "while it was measured (json.dumps)" in test["message"], test["message"]
+
+
+@pytest.mark.slow
+def test_switching_the_seal_off_is_undone_and_named(graded):
+    """Are a no-op restore (on the class and as swapped code), a wrapped probe, a rewritten
+    table of opcodes and rewritten judges all put back, so that only the dot's results
+    count, and named in the feedback?"""
+    student = graded["switches-the-seal-off-to-fake-how-dot-computes"]
+    failed = {t["test"] for t in student["exercises"]["distributed_dot"]["tests"]
+              if t["status"] != "passed"}
+    assert failed == HOW_DOT_COMPUTES
+    [problem] = student["problems"]
+    for changed in ("grader.seal.Seal.restore", "grader.worker.Worker.probe",
+                    "grader.probes._OPCODE", "put back"):
+        assert changed in problem, problem
+
+
+@pytest.mark.slow
+def test_a_trace_function_cannot_be_set(graded):
+    """Does a cell that would set a trace function on the worker's serving frame fail (the
+    worker has no sys.settrace), its fakes of JAX put back?"""
+    student = graded["rewrites-the-workers-locals-with-a-trace-function-in-dot"]
+    assert [p for p in student["problems"] if "settrace" in p] == [
+        "zz_rewrites-the-workers-locals-with-a-trace-function-in-dot.py raised AttributeError: "
+        "module 'sys' has no attribute 'settrace'"]
+
+
+@pytest.mark.slow
+def test_a_thread_left_running_stops_every_measurement_with_the_reason(graded):
+    """While a thread the submission started still runs, is every test failed with the
+    reason, rather than measured while the thread changes the grader?"""
+    student = graded["leaves-a-thread-rewriting-replies-so-nothing-is-measured"]
+    for name in BASE_EXERCISES:
+        for test in student["exercises"][name]["tests"]:
+            assert test["status"] == "failed"
+            assert "left 1 thread(s) running" in test["message"], test["message"]
 
 
 @pytest.mark.slow

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import sys
+from types import SimpleNamespace
 
 import jax
 import pytest
 
+import grader.cases
 import grader.probes
+import grader.seal
 from grader.seal import Seal
 
 
@@ -64,3 +68,42 @@ def test_a_deleted_function_comes_back(seal):
     del grader.probes.layout
     assert seal.restore() == ["grader.probes.layout"]
     assert grader.probes.layout is real
+
+
+def test_data_of_a_sealed_module_is_put_back(seal):
+    """json.dumps writes with json._default_encoder: replacing that object is undone too."""
+    real = json._default_encoder
+    json._default_encoder = json.JSONEncoder(indent=4)
+    assert seal.restore() == ["json._default_encoder"]
+    assert json._default_encoder is real
+
+
+def test_changed_defaults_are_put_back(seal):
+    real = grader.cases.changes.__defaults__
+    grader.cases.changes.__defaults__ = (0,)
+    assert seal.restore() == ["grader.cases.changes.__defaults__"]
+    assert grader.cases.changes.__defaults__ is real
+
+
+def test_sealed_objects_and_tables_are_put_back():
+    table = {"a": 1}
+    item = SimpleNamespace(probe=len)
+    sealed = Seal([("table", table), ("case", item)])
+    table["a"] = 2
+    item.probe = str
+    assert sealed.restore() == ["table['a']", "case['probe']"]
+    assert table == {"a": 1} and item.probe is len
+
+
+def test_restoring_needs_nothing_a_submission_can_rebind(seal):
+    """With the seal's module globals and the built-ins it would use replaced, does restoring
+    still put everything back, those included?"""
+    real_types, real_isinstance = grader.seal.types, builtins.isinstance
+    grader.seal.types = SimpleNamespace(ModuleType=object, MappingProxyType=object)
+    grader.seal._MISSING = None
+    builtins.isinstance = lambda *args: True
+    json.dumps = lambda *args, **kwargs: "{}"
+    changed = seal.restore()
+    assert builtins.isinstance is real_isinstance and grader.seal.types is real_types
+    assert sorted(changed) == ["builtins.isinstance", "grader.seal._MISSING",
+                               "grader.seal.types", "json.dumps"]

@@ -1,0 +1,65 @@
+"""distributed_dot computed with numpy on the host, with JAX told to describe it as a
+shard_map with an all-reduce (as in fakes-jax-to-describe-a-host-dot-as-distributed), and every
+way around the seal a few lines of Python allow: the seal's restore turned into a no-op (on the
+class, and by swapping its code and its module's globals), the worker's probe wrapped so that
+it fakes JAX again after the seal ran, and the grader's tables of collectives and tests
+rewritten. None of it may earn the marks for how the dot is computed."""
+import re
+import types
+
+import jax
+import numpy as np
+
+import grader.cases
+import grader.probes
+import grader.seal
+import grader.worker
+
+real_jit, real_make_jaxpr = jax.jit, jax.make_jaxpr
+FAKE_HLO = "ENTRY %main {\n  ROOT %sum = f32[] all-reduce(f32[] %partial), to_apply=%add\n}"
+
+
+def distributed_dot(v1, v2):
+    return np.float32(np.vdot(np.asarray(v1), np.asarray(v2)))
+
+
+def fake_make_jaxpr(fn, *args, **kwargs):
+    if fn is not distributed_dot:
+        return real_make_jaxpr(fn, *args, **kwargs)
+    eqn = types.SimpleNamespace(primitive=types.SimpleNamespace(name="psum"),
+                                params={"axes": ("data",)})
+    return lambda *a, **k: types.SimpleNamespace(jaxpr=types.SimpleNamespace(eqns=[eqn]))
+
+
+def fake_jit(fn, *args, **kwargs):
+    if fn is not distributed_dot:
+        return real_jit(fn, *args, **kwargs)
+    compiled = types.SimpleNamespace(as_text=lambda: FAKE_HLO)
+    return types.SimpleNamespace(lower=lambda *a, **k: types.SimpleNamespace(compile=lambda: compiled))
+
+
+def fake_everything():
+    jax.jit, jax.make_jaxpr = fake_jit, fake_make_jaxpr
+
+
+def nothing_changed(*args, **kwargs):
+    return []
+
+
+real_probe = grader.worker.Worker.probe
+
+
+def probe_after_faking(self, case_id):
+    fake_everything()
+    return real_probe(self, case_id)
+
+
+fake_everything()
+grader.seal.Seal.restore = nothing_changed
+grader.seal.restore.__code__ = nothing_changed.__code__
+grader.seal.types = types.SimpleNamespace(ModuleType=object, MappingProxyType=object)
+grader.worker.Worker.probe = probe_after_faking
+grader.probes._OPCODE = re.compile(r"(all-reduce)()")
+for case in list(grader.cases._REGISTRY.values()):
+    if case.exercise == "distributed_dot":
+        object.__setattr__(case, "judge", lambda got, want: grader.cases.Verdict(True))
