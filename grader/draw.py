@@ -193,7 +193,9 @@ def _dtype_name(dtype: Any) -> str:
         return str(dtype)
 
 
-def _spec_text(spec: Iterable[Any]) -> str:
+def spec_text(spec: Iterable[Any]) -> str:
+    """A PartitionSpec as a learner writes it: ``P('x')``, ``P(None, ('x', 'y'))``, ``P()``
+    (JAX's own repr adds a trailing comma to a one-entry spec, ``P('x',)``)."""
     def entry(e: Any) -> str:
         if isinstance(e, tuple) and len(e) > 1:
             return "(" + ", ".join(repr(a) for a in e) + ")"
@@ -217,7 +219,7 @@ def layout_figure(
     entries = normalise_spec(spec, len(found[0].index), mesh_shape)
     ids = np.arange(len(found)).reshape(tuple(mesh_shape.values()))
     return _render(
-        tuple(int(d) for d in shape), mesh_shape, entries, _spec_text(spec), found,
+        tuple(int(d) for d in shape), mesh_shape, entries, spec_text(spec), found,
         _dtype_name(dtype), ids,
     )
 
@@ -251,13 +253,13 @@ def draw_layout(x: Any) -> Figure:
             Block(device, tuple(int(c) for c in coords), index, block_shape,
                   math.prod(block_shape) * x.dtype.itemsize)
         )
-    return _render(shape, mesh_shape, entries, _spec_text(sharding.spec), found,
+    return _render(shape, mesh_shape, entries, spec_text(sharding.spec), found,
                    str(x.dtype), ids)
 
 
 def _render(
     shape: tuple[int, ...], mesh_shape: dict[str, int], entries: tuple[tuple[str, ...], ...],
-    spec_text: str, found: list[Block], dtype: str, ids: np.ndarray,
+    spec_label: str, found: list[Block], dtype: str, ids: np.ndarray,
 ) -> Drawing:
     rank = len(shape)
     lead = max(rank - 2, 0)
@@ -300,7 +302,7 @@ def _render(
     mesh_ax = fig.add_subplot(grid[:, -1])
     mesh_ax.set_gid("mesh")
     _draw_mesh(mesh_ax, mesh_shape, ids, entries)
-    fig.suptitle(_title(shape, mesh_shape, entries, spec_text, found, dtype), fontsize=10)
+    fig.suptitle(_title(shape, mesh_shape, entries, spec_label, found, dtype), fontsize=10)
     return fig
 
 
@@ -396,7 +398,7 @@ def _draw_mesh(ax, mesh_shape: dict[str, int], ids: np.ndarray, entries) -> None
                  "\n(device ids)", fontsize=9)
 
 
-def _title(shape, mesh_shape, entries, spec_text, found, dtype) -> str:
+def _title(shape, mesh_shape, entries, spec_label, found, dtype) -> str:
     first = found[0]
     copy_axes = [n for n in mesh_shape if not any(n in axes for axes in entries)]
     copies = math.prod(mesh_shape[n] for n in copy_axes)
@@ -409,7 +411,7 @@ def _title(shape, mesh_shape, entries, spec_text, found, dtype) -> str:
         f"{copies} copies of each (along {', '.join(map(repr, copy_axes))})"
     )
     lines = [
-        f"{dtype}[{','.join(map(str, shape))}] with {spec_text}",
+        f"{dtype}[{','.join(map(str, shape))}] with {spec_label}",
         f"block per device: {block} = {first.nbytes} bytes",
         f"{distinct} distinct block{'s' if distinct != 1 else ''}, {where}: "
         f"{total} bytes stored for a {first.nbytes * distinct}-byte array",

@@ -3,8 +3,9 @@
 - :func:`layout_explorer`: choose a mesh (axis names and sizes), an array shape and a
   PartitionSpec entry per dimension; see the layout drawing, the block every device holds, and
   a plain message when the choice is invalid.
-- :func:`collective_stepper`: step through a collective (psum, all_gather, ...) device by
-  device.
+- :func:`collective_stepper`: step through a collective device by device: any kind of
+  :data:`grader.movement.KINDS` (psum, all_gather, psum_scatter, ppermute, all_to_all,
+  broadcast, scatter, reduce, gather).
 
 Each explorer is a pure model, state in and what to show out (:func:`layout_view`,
 :func:`stepper_view`), wrapped in a thin widget that reads its controls, asks the model and
@@ -447,7 +448,11 @@ class CollectiveStepper(widgets.VBox):
 
 def collective_stepper(kind: str = "psum", n_devices: int = 4) -> CollectiveStepper:
     """Step through a collective device by device: choose the collective and the number of
-    devices, then press "next" (or drag the slider) to see what moves at each step."""
+    devices, then press "next" (or drag the slider) to see what moves at each step.
+
+    ``kind`` is one of :data:`grader.movement.KINDS`; broadcast and scatter step through the
+    receiving devices, the others through the sending ones.
+    """
     return CollectiveStepper(kind, n_devices)
 
 

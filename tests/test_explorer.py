@@ -249,4 +249,19 @@ def test_the_stepper_model_keeps_the_step_within_the_collective():
     assert stepper_view(StepperState("psum", 4, 99)).step == steps("psum", 4) - 1
     assert stepper_view(StepperState("psum", 4, -1)).step == 0
     with pytest.raises(ValueError, match="unknown collective"):
-        stepper_view(StepperState("broadcast", 4, 0))
+        stepper_view(StepperState("allreduce", 4, 0))
+
+
+@pytest.mark.parametrize("kind", ["broadcast", "scatter", "reduce", "gather"])
+def test_the_stepper_offers_the_collectives_of_message_passing_too(kind):
+    """Can a learner choose broadcast, scatter, reduce and gather in the stepper, and does
+    each step show grader.movement's drawing of that step?"""
+    stepper = collective_stepper("psum", 4)
+    assert kind in stepper.kind.options
+    stepper.kind.value = kind
+    assert stepper.view.step == 0 and stepper.step.max == steps(kind, 4)
+    stepper.next.click()
+    assert stepper.caption.value == f"<b>{kind} on 4 devices: step 2 of {steps(kind, 4)}</b>"
+    assert stepper.image.value == figure_png(collective_figure(kind, 4, step=1))
+    assert collective_stepper(kind, 8).image.value == figure_png(
+        collective_figure(kind, 8, step=0))
