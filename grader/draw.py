@@ -16,6 +16,7 @@ mesh panel ``mesh``.
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -202,6 +203,17 @@ def spec_text(spec: Iterable[Any]) -> str:
         return repr(e[0]) if isinstance(e, tuple) and e else repr(e)
 
     return "P(" + ", ".join(entry(e) for e in tuple(spec)) + ")"
+
+
+def function_name(fn: Any) -> str:
+    """A readable name for a function in a title: its own name, that of a partial's (or a jitted
+    function's) function, or "a lambda"."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    name = getattr(fn, "__name__", None)
+    if name == "<lambda>":
+        return "a lambda"
+    return name or type(fn).__name__
 
 
 # --- the drawings ---------------------------------------------------------------------------

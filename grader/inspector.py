@@ -2,9 +2,16 @@
 
 ``inspect_compiled(f, *args)`` compiles ``jax.jit(f)`` for ``args`` (or uses ``f`` as it is if
 it is already jitted) and reads the compiled HLO, the per-device program XLA runs. The
-:class:`Report` lists every collective in it (operation, operand shapes and dtype, the bytes
-each device contributes, which devices talk to each other) and the shardings the program was
-compiled for. In a notebook it shows as an HTML table; ``print`` gives the same as text.
+:class:`Report` lists every collective in it (operation, operand shapes and dtype, the size of
+its operands on one device, the bytes each device sends, which devices talk to each other) and
+the shardings the program was compiled for, as PartitionSpecs over the mesh wherever a mesh of
+the program (one of ``f``'s ``shard_map``, or of a sharded argument) lays the array out that
+way. In a notebook it shows as an HTML table; ``print`` gives the same as text.
+
+Bytes sent follow one stated model, :data:`RING_MODEL`: each collective runs as a ring over the
+``n`` devices of its group, the textbook algorithm (XLA may pick another; on one machine's CPU
+"sending" is a copy in memory). It is what a learner can compare between programs, not a
+measurement.
 
 How the HLO is read: an instruction is ``%name = type opcode(operands), attributes``; operands
 are named, and their types come from the instructions that define them. An asynchronous
@@ -17,8 +24,10 @@ from __future__ import annotations
 
 import html
 import inspect
+import itertools
 import math
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,6 +35,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from grader.draw import function_name, spec_text
 from grader.palette import device_colour
 from grader.probes import COLLECTIVES
 
@@ -41,6 +51,24 @@ _DEFINITION = re.compile(r"^\s*(?:ROOT\s+)?%([\w.\-]+)\s*=\s*")
 _ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
 _OPERAND_NAME = re.compile(r"%([\w.\-]+)")
 _COMMENT = re.compile(r"/\*.*?\*/")
+_PARTITIONS = re.compile(r"\bnum_partitions=(\d+)")
+
+#: What each device sends in one collective of a group of ``n`` devices, if it runs as a ring:
+#: an all-reduce is a reduce-scatter then an all-gather of the n pieces of its operand; an
+#: all-gather passes n - 1 blocks on; a reduce-scatter and an all-to-all send all but the
+#: device's own n-th of the operand; a collective-permute sends the operand to its target.
+RING_MODEL = {
+    "all-reduce": ("2(n-1)/n × operand", lambda n: 2 * (n - 1) / n),
+    "all-gather": ("(n-1) × operand", lambda n: n - 1),
+    "reduce-scatter": ("(n-1)/n × operand", lambda n: (n - 1) / n),
+    "all-to-all": ("(n-1)/n × operand", lambda n: (n - 1) / n),
+    "collective-permute": ("the operand to its target", lambda n: 1),
+}
+RING_NOTE = (
+    "bytes sent: what each device sends if the collective runs as a ring over the n devices "
+    "of its group: " + "; ".join(f"{op} {rule}" for op, (rule, _) in RING_MODEL.items())
+    + " (a model: XLA may choose another algorithm)"
+)
 
 
 @dataclass(frozen=True)
@@ -48,9 +76,11 @@ class Collective:
     """One collective of a compiled program, as each device runs it.
 
     ``operands`` and ``result`` are (dtype, shape) pairs per device; ``bytes`` is the size of
-    the operands on one device; ``groups`` lists the groups of device ids that communicate
-    (None when XLA printed them in a form this module does not know: see ``groups_text``),
-    ``pairs`` the (source, target) pairs of a collective-permute.
+    the operands on one device, ``sent`` the bytes one device sends under :data:`RING_MODEL`
+    (the most any device sends, for a collective-permute; None when the group is not known);
+    ``groups`` lists the groups of device ids that communicate (None when XLA printed them in
+    a form this module does not know: see ``groups_text``), ``pairs`` the (source, target)
+    pairs of a collective-permute.
     """
 
     op: str
@@ -62,6 +92,7 @@ class Collective:
     groups_text: str
     pairs: tuple[tuple[int, int], ...] = ()
     asynchronous: bool = False
+    sent: float | None = None
 
 
 @dataclass(frozen=True)
@@ -96,26 +127,39 @@ class Report:
 
     @property
     def total_bytes(self) -> int:
-        """Bytes each device puts into collectives, all collectives together."""
+        """Bytes of operands each device puts into collectives, all collectives together."""
         return sum(c.bytes for c in self.collectives)
 
+    @property
+    def total_sent(self) -> float | None:
+        """Bytes each device sends, all collectives together, under :data:`RING_MODEL` (None
+        if a collective's group is not known)."""
+        if any(c.sent is None for c in self.collectives):
+            return None
+        return sum(c.sent for c in self.collectives)
+
     def summary(self) -> str:
-        """One line: how many collectives of which kind, and the bytes each device sends."""
+        """One line: how many collectives of which kind, their operands' bytes and the bytes
+        each device sends."""
         if not self.collectives:
             return f"{self.function}: no collectives, the devices never communicate"
         ops = ", ".join(f"{k} {op}" for op, k in self.counts.items() if k)
         return (f"{self.function}: {len(self.collectives)} collective"
-                f"{'s' if len(self.collectives) != 1 else ''} ({ops}), "
-                f"{self.total_bytes} bytes per device")
+                f"{'s' if len(self.collectives) != 1 else ''} ({ops}); per device "
+                f"{self.total_bytes} bytes of operands, {_bytes(self.total_sent)} bytes sent "
+                "(ring model)")
 
     # --- renderings ------------------------------------------------------------------------
     def __str__(self) -> str:
         lines = [self.summary()]
         if self.collectives:
-            rows = [("op", "operands → result (per device)", "bytes", "devices that communicate")]
-            rows += [(c.op, _moved(c), str(c.bytes), _groups_text(c))
+            rows = [("op", "operands → result (per device)", "operand bytes", "bytes sent*",
+                     "devices that communicate")]
+            rows += [(c.op, _moved(c), str(c.bytes), _bytes(c.sent), _groups_text(c))
                      for c in self.collectives]
             lines += _table(rows)
+            lines += textwrap.wrap(f"* {RING_NOTE}", width=96, initial_indent="  ",
+                                   subsequent_indent="    ")
         for title, infos in (("inputs", self.inputs), ("outputs", self.outputs)):
             lines.append(f"{title}:")
             rows = [("", "type", "sharding", "block per device")]
@@ -131,16 +175,18 @@ class Report:
         if self.collectives:
             parts.append(
                 f"<table><tr><th {cells}>op</th><th {cells}>operands → result (per device)</th>"
-                f"<th {cells}>bytes per device</th><th {cells}>devices that communicate</th>"
-                "</tr>"
+                f"<th {cells}>operand bytes per device</th><th {cells}>bytes sent per device*"
+                f"</th><th {cells}>devices that communicate</th></tr>"
             )
             for c in self.collectives:
                 parts.append(
                     f"<tr><td {cells}><code>{html.escape(c.op)}</code></td>"
                     f"<td {cells}><code>{html.escape(_moved(c))}</code></td>"
-                    f"<td {cells}>{c.bytes}</td><td {cells}>{_groups_html(c)}</td></tr>"
+                    f"<td {cells}>{c.bytes}</td><td {cells}>{_bytes(c.sent)}</td>"
+                    f"<td {cells}>{_groups_html(c)}</td></tr>"
                 )
-            parts.append("</table>")
+            parts.append(f'</table><p class="ring-model"><small>* {html.escape(RING_NOTE)}'
+                         "</small></p>")
         for title, infos in (("Inputs", self.inputs), ("Outputs", self.outputs)):
             parts.append(
                 f"<p><b>{title}</b></p><table><tr><th {cells}></th><th {cells}>type</th>"
@@ -161,31 +207,40 @@ class Report:
 # --- the entry point -------------------------------------------------------------------------
 def inspect_compiled(f: Callable, *args: Any) -> Report:
     """Compile ``jax.jit(f)`` (or ``f``, if it is already jitted) for ``args`` and report its
-    collectives and the shardings of its inputs and outputs."""
+    collectives and the shardings of its inputs and outputs.
+
+    Inputs are named after the parameters of the function that is compiled (``f``, or the
+    function ``f`` jits); a ``shard_map`` has none of its own (its body's parameters name
+    blocks, not these arrays), so its inputs are ``args[0]``, ``args[1]``, ...
+    """
     lowerable = f if hasattr(f, "lower") else jax.jit(f)
-    compiled = lowerable.lower(*args).compile()
+    traced = lowerable.trace(*args)
+    compiled = traced.lower().compile()
     text = compiled.as_text()
-    name = getattr(f, "__name__", None) or type(f).__name__
+    meshes = _meshes(traced.jaxpr.jaxpr, args, compiled)
     in_shardings, _ = compiled.input_shardings
     arg_leaves = jax.tree_util.tree_flatten_with_path(compiled.args_info[0])[0]
     names = _parameter_names(f, len(args))
     inputs = [
-        _info(names[path[0].idx] + jax.tree_util.keystr(path[1:]), arg, sharding)
+        _info(names[path[0].idx] + jax.tree_util.keystr(path[1:]), arg, sharding, meshes)
         for (path, arg), sharding in zip(arg_leaves, jax.tree.leaves(in_shardings), strict=True)
     ]
     out_leaves = jax.tree_util.tree_flatten_with_path(compiled.out_info)[0]
     outputs = [
-        _info(f"out{jax.tree_util.keystr(path)}", value, value.sharding)
+        _info(f"out{jax.tree_util.keystr(path)}", value, value.sharding, meshes)
         for path, value in out_leaves
     ]
-    return Report(name, collectives_in_hlo(text), inputs, outputs, text)
+    return Report(function_name(f), collectives_in_hlo(text), inputs, outputs, text)
 
 
 def _parameter_names(f: Callable, count: int) -> list[str]:
-    """The names of ``f``'s first ``count`` positional parameters, or args[i] where unknown."""
+    """The names of the first ``count`` positional parameters of the function compiled: ``f``
+    or, for a jitted ``f``, the function it wraps, without following any further wrapper (a
+    shard_map's wrapper has no names: its body's describe blocks); args[i] where unknown."""
     names = [f"args[{i}]" for i in range(count)]
+    compiled = getattr(f, "__wrapped__", f) if hasattr(f, "lower") else f
     try:
-        parameters = list(inspect.signature(f).parameters.values())
+        parameters = list(inspect.signature(compiled, follow_wrapped=False).parameters.values())
     except (TypeError, ValueError):
         return names
     for i, parameter in enumerate(parameters[:count]):
@@ -196,14 +251,84 @@ def _parameter_names(f: Callable, count: int) -> list[str]:
     return names
 
 
-def _info(path: str, value: Any, sharding: Any) -> ArrayInfo:
+def _meshes(jaxpr: Any, args: tuple[Any, ...], compiled: Any) -> list[Any]:
+    """The meshes a program's arrays may be laid out over: those of its shard_maps, then those
+    of its arguments' and compiled inputs' and outputs' NamedShardings."""
+    found = _shard_map_meshes(jaxpr)
+    in_shardings, _ = compiled.input_shardings
+    for sharding in [*(getattr(a, "sharding", None) for a in jax.tree.leaves(args)),
+                     *jax.tree.leaves(in_shardings), *jax.tree.leaves(compiled.output_shardings)]:
+        mesh = getattr(sharding, "mesh", None)
+        if hasattr(mesh, "device_ids"):
+            found.append(mesh)
+    return list(dict.fromkeys(found))
+
+
+def _shard_map_meshes(jaxpr: Any) -> list[Any]:
+    """The concrete meshes of every shard_map in a jaxpr, nested ones included."""
+    found = []
+    for eqn in jaxpr.eqns:
+        mesh = eqn.params.get("mesh")
+        if eqn.primitive.name == "shard_map" and hasattr(mesh, "device_ids"):
+            found.append(mesh)
+        for value in eqn.params.values():
+            for inner in value if isinstance(value, (tuple, list)) else (value,):
+                inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds a Jaxpr
+                if hasattr(inner, "eqns"):
+                    found += _shard_map_meshes(inner)
+    return found
+
+
+def as_partition_spec(sharding: Any, shape: tuple[int, ...], mesh: Any) -> Any:
+    """A PartitionSpec that lays an array of ``shape`` out over ``mesh`` exactly as
+    ``sharding`` does (the first found, with the fewest axes per dimension), or None.
+
+    Compiled programs often describe an input by its HLO sharding only (a ``GSPMDSharding``
+    such as ``{devices=[8]<=[8]}``); on the mesh it came from it is a plain spec.
+    """
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    mesh_ids = {int(d) for d in np.asarray(mesh.device_ids).flat}
+    if {d.id for d in sharding.device_set} != mesh_ids:
+        return None
+    try:
+        block = sharding.shard_shape(shape)
+    except (AttributeError, ValueError, TypeError):
+        return None
+    sizes = {str(name): int(size) for name, size in mesh.shape.items()}
+    axes = [name for name, size in sizes.items() if size > 1]
+    choices = []
+    for size, piece in zip(shape, block, strict=True):
+        parts = size // piece if piece else 1
+        choices.append([split for k in range(len(axes) + 1)
+                        for split in itertools.permutations(axes, k)
+                        if math.prod(sizes[a] for a in split) == parts])
+    for splits in itertools.product(*choices):
+        used = [a for split in splits for a in split]
+        if len(used) != len(set(used)):
+            continue
+        entries = [None if not s else s[0] if len(s) == 1 else s for s in splits]
+        while entries and entries[-1] is None:
+            entries.pop()
+        spec = PartitionSpec(*entries)
+        if NamedSharding(mesh, spec).is_equivalent_to(sharding, len(shape)):
+            return spec
+    return None
+
+
+def _info(path: str, value: Any, sharding: Any, meshes: list[Any] = ()) -> ArrayInfo:
     shape = tuple(int(d) for d in value.shape)
     dtype = np.dtype(value.dtype)
     spec = getattr(sharding, "spec", None)
     mesh = getattr(sharding, "mesh", None)
+    for candidate in meshes if spec is None or mesh is None else ():
+        spec = as_partition_spec(sharding, shape, candidate)
+        if spec is not None:
+            mesh = candidate
+            break
     if spec is not None and mesh is not None:
         axes = ", ".join(f"{name!r}: {size}" for name, size in mesh.shape.items())
-        described = f"{spec} on mesh {{{axes}}}"
+        described = f"{spec_text(spec)} on mesh {{{axes}}}"
     else:
         described = str(sharding)
     try:
@@ -214,9 +339,15 @@ def _info(path: str, value: Any, sharding: Any) -> ArrayInfo:
 
 
 # --- reading compiled HLO --------------------------------------------------------------------
-def collectives_in_hlo(text: str) -> list[Collective]:
+def collectives_in_hlo(text: str, n_devices: int | None = None) -> list[Collective]:
     """Every collective instruction of an HLO module's text, in program order; an async
-    ``-start``/``-done`` pair counts once (at its start)."""
+    ``-start``/``-done`` pair counts once (at its start).
+
+    ``n_devices`` is the size of the group ``{}`` (all the program's devices); by default the
+    ``num_partitions`` of the module's header, if it has one.
+    """
+    if n_devices is None and (partitions := _PARTITIONS.search(text)):
+        n_devices = int(partitions.group(1))
     types: dict[str, str] = {}
     instructions = []
     for line in text.splitlines():
@@ -249,12 +380,34 @@ def collectives_in_hlo(text: str) -> list[Collective]:
         asynchronous = opcode.endswith("-start")
         result = _arrays(done_of.get(name, type_text)) if asynchronous else _arrays(type_text)
         groups_text, groups, pairs = _groups(base, attributes)
+        size = int(sum(math.prod(shape) * ITEMSIZE.get(dtype, 0) for dtype, shape in shapes))
         found.append(Collective(
-            op=base, name=name, operands=shapes, result=result,
-            bytes=int(sum(math.prod(shape) * ITEMSIZE.get(dtype, 0) for dtype, shape in shapes)),
+            op=base, name=name, operands=shapes, result=result, bytes=size,
             groups=groups, groups_text=groups_text, pairs=pairs, asynchronous=asynchronous,
+            sent=bytes_sent(base, size, groups, pairs, n_devices),
         ))
     return found
+
+
+def bytes_sent(op: str, operand_bytes: int, groups: tuple[tuple[int, ...], ...] | None,
+               pairs: tuple[tuple[int, int], ...] = (), n_devices: int | None = None
+               ) -> float | None:
+    """The bytes one device sends in a collective under :data:`RING_MODEL` (a device of the
+    largest group; for a collective-permute, the most any device sends); None if unknown.
+
+    ``groups`` are the device groups as :func:`parse_replica_groups` gives them (``()``: one
+    group of all ``n_devices``).
+    """
+    if op == "collective-permute":
+        targets: dict[int, int] = {}
+        for source, target in pairs:
+            if source != target:
+                targets[source] = targets.get(source, 0) + 1
+        return float(operand_bytes * max(targets.values(), default=0))
+    if groups is None or (groups == () and n_devices is None):
+        return None
+    n = max((len(g) for g in groups), default=n_devices)
+    return operand_bytes * RING_MODEL[op][1](n) if n > 1 else 0.0
 
 
 def _split_type(text: str) -> tuple[str, str]:
@@ -442,6 +595,12 @@ def _types(arrays: tuple[tuple[str, tuple[int, ...]], ...]) -> str:
 
 def _moved(c: Collective) -> str:
     return f"{_types(c.operands)} → {_types(c.result)}"
+
+
+def _bytes(value: float | None) -> str:
+    if value is None:
+        return "?"
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.1f}"
 
 
 def _block(info: ArrayInfo) -> str:

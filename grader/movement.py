@@ -34,7 +34,6 @@ first point is where the arrow starts.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,7 +47,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, Rectangle
 
 from grader import messages as msg
-from grader.draw import Drawing, LayoutError, spec_text
+from grader.draw import Drawing, LayoutError, function_name, spec_text
 from grader.palette import device_colour
 
 KINDS = ("psum", "all_gather", "psum_scatter", "ppermute", "all_to_all",
@@ -455,7 +454,7 @@ def draw_shard_map(fn: Callable, x: Any, mesh: Any, in_specs: Any, out_specs: An
               for v, s in zip(inputs, specs, strict=True)]
     run = jax.jit(jax.shard_map(fn, mesh=mesh, in_specs=specs, out_specs=out_specs))
     out = run(*placed)
-    name = _function_name(fn)
+    name = function_name(fn)
     if not isinstance(out, jax.Array):
         raise LayoutError(msg.SHARD_MAP_OUTPUT.format(name=name, kind=type(out).__name__))
     order = [int(d) for d in np.asarray(mesh.device_ids).flat]
@@ -521,16 +520,6 @@ def _data(x: Any) -> Any:
     if isinstance(x, tuple) and x and all(isinstance(d, int) for d in x):
         return np.arange(math.prod(x), dtype=np.int32).reshape(x)
     return x if isinstance(x, jax.Array) else np.asarray(x)
-
-
-def _function_name(fn: Callable) -> str:
-    """A readable name: the function's own, "a lambda", or that of a partial's function."""
-    while isinstance(fn, functools.partial):
-        fn = fn.func
-    name = getattr(fn, "__name__", None)
-    if name == "<lambda>":
-        return "a lambda"
-    return name or type(fn).__name__
 
 
 def _parameter_names(fn: Callable, count: int) -> list[str]:
