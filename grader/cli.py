@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
 USAGE_ERROR = 2
+#: The exit status after Ctrl-C or SIGTERM, as a shell reports an interrupted program.
+INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -118,13 +121,28 @@ def _writable(out: Path) -> str | None:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from grader import grade, progress
+    from grader import grade, progress, runner
+    from grader import messages as msg
     from grader.runner import Limits
 
     if not args.submissions.is_dir():
         return _fail(f"{args.submissions} is not a folder of submissions")
-    if not grade.submission.discover(args.submissions):
+    if args.out.resolve().is_relative_to(args.submissions.resolve()):
+        return _fail(msg.OUT_INSIDE_SUBMISSIONS.format(out=args.out,
+                                                       submissions=args.submissions))
+    try:
+        entries = grade.submission.discover(args.submissions)
+        ignored = sorted(p.name for p in args.submissions.iterdir()
+                         if p not in entries and not p.name.startswith("."))
+    except OSError as exc:
+        return _fail(msg.SUBMISSIONS_UNREADABLE.format(folder=args.submissions,
+                                                       why=exc.strerror or exc))
+    if not entries:
         return _fail(f"{args.submissions} holds no submission (.ipynb, .py or folder)")
+    if ignored:
+        print(msg.WARN_IGNORED.format(count=len(ignored), ies="y" if len(ignored) == 1 else
+                                      "ies", folder=args.submissions,
+                                      names=", ".join(ignored)), file=sys.stderr)
     jobs = grade.default_jobs() if args.jobs is None else args.jobs
     seconds = (args.timeout, args.total_timeout)
     if jobs < 1 or args.memory < 256 or not all(0 < s < float("inf") for s in seconds):
@@ -138,6 +156,13 @@ def _grade(args: argparse.Namespace) -> int:
         return _fail(problem)
     limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20,
                     run=args.total_timeout)
+
+    def stop(signum: int, frame: object) -> None:  # every worker dies now, then we unwind
+        runner.stop_all()
+        raise KeyboardInterrupt
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
     try:
         with progress.for_terminal() as shown:
             results = grade.grade(
@@ -154,12 +179,18 @@ def _grade(args: argparse.Namespace) -> int:
     except grade.GradingError as exc:
         print(f"python -m grader: error: {exc}", file=sys.stderr)
         return 1
+    except (KeyboardInterrupt, runner.Stopped):
+        print(msg.INTERRUPTED.format(out=args.out), file=sys.stderr)
+        return INTERRUPTED
+    except OSError as exc:  # the output folder filled up or went away
+        return _fail(msg.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
     _show(results, args.out)
     return 0
 
 
 def _merge(args: argparse.Namespace) -> int:
     from grader import grade, merge
+    from grader import messages as msg
 
     try:
         batch, results = merge.gather(args.slices, args.out)
@@ -167,7 +198,10 @@ def _merge(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if problem := _writable(args.out):
         return _fail(problem)
-    grade.write(args.out, results, batch)
+    try:
+        grade.write(args.out, results, batch)
+    except OSError as exc:
+        return _fail(msg.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
     _show(results, args.out)
     return 0
 

@@ -28,17 +28,20 @@ from typing import Any
 import jax
 
 from grader import cases as case_registry
-from grader import feedback, submission, summary
+from grader import feedback, runner, submission, summary
 from grader import messages as msg
 from grader.cases import Case
 from grader.course import EXERCISES
 from grader.progress import Progress
 from grader.results import ExerciseResult, StudentResult
 from grader.runner import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits, Run, Sandbox, run
-from grader.store import Store, grader_fingerprint, write_atomic
+from grader.store import FOLDER, Store, grader_fingerprint, remove_leftovers, write_atomic
 
 #: Where the reference solutions live in a clone of the course repository.
 SOLUTIONS = Path(__file__).resolve().parent.parent / "solutions"
+#: Problems listed per student at most: a submission cannot turn its feedback into a copy of
+#: what its worker holds (each problem is cut to a few hundred characters too).
+MAX_PROBLEMS = 20
 
 
 def default_jobs() -> int:
@@ -154,7 +157,12 @@ def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
         expected = {n: wants[n].outcomes.get(c.id) for n in c.device_counts}
         exercises[c.exercise].tests.append(case_registry.decide(c, outcomes, expected))
     notes = list(problems) + [p for n in sorted(runs, reverse=True) for p in runs[n].problems]
-    return StudentResult(student, exercises, list(dict.fromkeys(notes)))
+    notes = list(dict.fromkeys(notes))
+    if len(notes) > MAX_PROBLEMS:  # feedback is no channel for what a worker holds
+        notes = notes[:MAX_PROBLEMS] + [msg.MSG_MORE_PROBLEMS.format(count=len(notes) -
+                                                                      MAX_PROBLEMS)]
+    unfinished = next((r.unfinished for r in runs.values() if r.unfinished), None)
+    return StudentResult(student, exercises, notes, unfinished)
 
 
 def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
@@ -166,10 +174,14 @@ def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
         loaded = submission.load(entry)
         runs = measure(loaded.sources, cases, limits, sandbox, jobs)
         return assemble(loaded.student, cases, runs, wants, loaded.problems)
+    except runner.Stopped:
+        raise
     except Exception as exc:  # noqa: BLE001 - one entry must never stop the batch
         traceback.print_exc()
-        why = {"ok": False, "not_run": msg.MSG_GRADER_FAILED.format(error=repr(exc)[:300])}
-        runs = {n: Run(n, {c.id: why for c in cases}) for n in device_counts(cases)}
+        text = msg.MSG_GRADER_FAILED.format(error=repr(exc)[:300])
+        why = {"ok": False, "not_run": text}
+        runs = {n: Run(n, {c.id: why for c in cases}, unfinished=text)
+                for n in device_counts(cases)}
         return assemble(submission.student_name(entry), cases, runs, wants)
 
 
@@ -208,10 +220,15 @@ def grade(
     version = grader_fingerprint(solutions, "")
     batch = Batch(version, repr(limits), shard, tuple(sorted(by_name)))
     kept = Store(out, f"{version} {limits!r}")
+    for folder in (out, out / FOLDER, out / "feedback"):
+        remove_leftovers(folder)
     progress.start(len(chosen))
     results: dict[Path, StudentResult] = {}
+    # Each submission's fingerprint is taken before it is graded: a file changed meanwhile
+    # then fails to match next time, and that submission is graded again.
+    prints = {entry: kept.submission_print(entry) for entry in chosen}
     for entry in chosen:
-        previous = None if force else kept.get(submission.student_name(entry), entry)
+        previous = None if force else kept.get(submission.student_name(entry), prints[entry])
         if previous is not None:
             results[entry] = previous
             progress.finish(previous, True)
@@ -225,13 +242,23 @@ def grade(
             progress.begin(submission.student_name(entry))
             return grade_entry(entry, cases, wants, limits, sandbox)
 
-        with ThreadPoolExecutor(jobs) as pool:
+        pool = ThreadPoolExecutor(jobs)
+        try:
             futures = {pool.submit(one, entry): entry for entry in todo}
             for done in as_completed(futures):  # stored as each one finishes, in any order
                 result = done.result()
-                kept.put(futures[done], result)
+                if result.unfinished:
+                    print(msg.WARN_NOT_KEPT.format(student=result.student,
+                                                   why=result.unfinished), file=sys.stderr)
+                else:
+                    kept.put(result.student, result, prints[futures[done]])
                 results[futures[done]] = result
                 progress.finish(result, False)
+        except BaseException:  # interrupted: stop every worker now, keep nothing more
+            runner.stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
     restored = kept.settle()
     if restored:
         print(msg.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),

@@ -34,6 +34,18 @@ WARN_NO_SANDBOX = (
     "warning: bubblewrap (bwrap) is not installed, so submissions run as plain processes that "
     "can read and write what you can; see the README"
 )
+WARN_SANDBOX_OFF = (
+    "warning: --no-sandbox: submissions run as plain processes that can read and write what "
+    "you can; see the README"
+)
+WARN_NOT_KEPT = (
+    "warning: {student} was not graded to the end ({why}); the gradebook shows what was "
+    "graded, but it is not kept: run the same command again to grade {student} anew"
+)
+INTERRUPTED = (
+    "interrupted: the students graded to the end are kept in {out}; run the same command again "
+    "to finish the batch"
+)
 MSG_GRADER_FAILED = "the grader failed on this submission ({error}); please report it"
 MSG_WORKER_FAILED = "the grader could not start a worker on {devices} device(s): {why}"
 MSG_RUN_TOO_LONG = ("the submission used up the {seconds:g} s it may take in all on "
@@ -45,6 +57,7 @@ MSG_TAMPERED = ("`{name}` changed the grader's or JAX's own code while it was me
 MSG_THREADS = ("`{name}` was not measured: the submission left {count} thread(s) running, "
                "which could change the grader while it measures; join your threads (or shut "
                "your thread pools down) before your code finishes")
+MSG_MORE_PROBLEMS = "and {count} more problem(s) not listed"
 MSG_LOOKUP_FAILED = ("after the cells ran, looking their functions up {how}, so nothing "
                      "could be measured on {devices} device(s)")
 
@@ -658,6 +671,16 @@ MERGE_INCOMPLETE = (
 MERGE_STRANGERS = "results for {students}, who are not in the class the slices were cut from"
 MERGE_INTO_A_SLICE = "--out {out} is one of the slices: merge into another folder"
 OUT_NOT_WRITABLE = "cannot write to {out}: {why}"
+OUT_INSIDE_SUBMISSIONS = (
+    "--out {out} is inside the submissions folder {submissions}, where it would be graded as a "
+    "student: choose a folder outside it"
+)
+SUBMISSIONS_UNREADABLE = "cannot read the submissions folder {folder}: {why}"
+WARN_IGNORED = (
+    "warning: left out {count} entr{ies} of {folder} that are not submissions (a .ipynb or .py "
+    "file, or a folder): {names}"
+)
+WRITE_FAILED = "cannot write the results to {out}: {why}"
 FILE_TOO_LARGE = "larger than {mib:g} MiB"
 NOTEBOOK_TOO_LARGE = (
     "larger than {mib:g} MiB: clear its outputs (Edit > Clear Outputs of All Cells), save, and "

@@ -118,6 +118,8 @@ class StudentResult:
     student: str
     exercises: dict[str, ExerciseResult]
     problems: list[str] = field(default_factory=list)
+    #: Why the grader itself could not finish this student (never stored: graded again).
+    unfinished: str | None = None
 
     @property
     def total(self) -> float:

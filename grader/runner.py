@@ -118,11 +118,11 @@ _SYSTEM = tuple(_system())
 _warned = threading.Event()
 
 
-def warn_without_sandbox() -> None:
-    """Say once per process that workers run unsandboxed."""
-    if not BWRAP and not _warned.is_set():
+def warn_without_sandbox(sandbox: Sandbox = DEFAULT_SANDBOX) -> None:
+    """Say once per process that workers run unsandboxed, and why."""
+    if not (sandbox.use_bwrap and BWRAP) and not _warned.is_set():
         _warned.set()
-        print(msg.WARN_NO_SANDBOX, file=sys.stderr)
+        print(msg.WARN_NO_SANDBOX if not BWRAP else msg.WARN_SANDBOX_OFF, file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -169,6 +169,8 @@ class WorkerProcess:
             env=env,
             start_new_session=True,
         )
+        with _live_lock:
+            _live.add(self)
         self.replies: queue.Queue[bytes | None] = queue.Queue()
         self.tail = b""
         threading.Thread(target=self._read_replies, daemon=True).start()
@@ -231,12 +233,18 @@ class WorkerProcess:
                 return f"killed by signal {number}"
         return f"exit code {code}"
 
-    def close(self) -> None:
+    def kill(self) -> None:
         """Kill the worker and everything it started."""
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+    def close(self) -> None:
+        """Kill the worker and everything it started, and clean up after it."""
+        with _live_lock:
+            _live.discard(self)
+        self.kill()
         self.process.wait()
         for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
             try:
@@ -248,18 +256,40 @@ class WorkerProcess:
 
 @dataclass
 class Run:
-    """What one run measured: an outcome per case id, and what went wrong loading the code."""
+    """What one run measured: an outcome per case id, what went wrong loading the code, and,
+    when the grader itself could not finish (a worker that did not start), why: such a run is
+    reported but never kept for reuse, so that running the command again grades it anew."""
 
     devices: int
     outcomes: dict[str, dict] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    unfinished: str | None = None
+
+
+class Stopped(Exception):
+    """The grader is being stopped (:func:`stop_all`): no new worker starts."""
+
+
+_live: set[WorkerProcess] = set()
+_live_lock = threading.Lock()
+_stopping = threading.Event()
+
+
+def stop_all() -> None:
+    """Kill every worker of this process and start no new one: the grader is stopping (an
+    interrupted batch). What the killed workers were measuring is not kept."""
+    _stopping.set()
+    with _live_lock:
+        workers = list(_live)
+    for worker in workers:
+        worker.kill()
 
 
 def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: Limits,
         sandbox: Sandbox = DEFAULT_SANDBOX) -> Run:
     """Execute ``sources`` in a worker on ``devices`` devices and measure every case, within
     ``limits.run`` seconds in all."""
-    warn_without_sandbox()
+    warn_without_sandbox(sandbox)
     hidden_tests = case_registry.hidden_sources()
     result = Run(devices)
     ends = time.monotonic() + limits.run
@@ -278,11 +308,14 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
             result.problems.append(why)
             _give_up(result, todo, why)
             return result
+        if _stopping.is_set():
+            raise Stopped
         try:
             worker = WorkerProcess(devices, limits, sandbox)
         except OSError as exc:
             why = str(exc) or "no answer in time"
-            _give_up(result, todo, msg.MSG_WORKER_FAILED.format(devices=devices, why=why))
+            result.unfinished = msg.MSG_WORKER_FAILED.format(devices=devices, why=why)
+            _give_up(result, todo, result.unfinished)
             return result
         try:
             try:
@@ -296,12 +329,17 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
             if _load(worker, sources, skip, reported, result, limits, ends):
                 _measure(worker, todo, result, limits, ends)
         except (WorkerDied, WorkerTimeout) as exc:  # not the submission's doing
+            if _stopping.is_set():
+                raise Stopped from None
             if time.monotonic() >= ends:
                 continue  # the run's time is up, which the top of the loop reports
             why = str(exc) or "no answer in time"
-            _give_up(result, todo, msg.MSG_WORKER_FAILED.format(devices=devices, why=why))
+            result.unfinished = msg.MSG_WORKER_FAILED.format(devices=devices, why=why)
+            _give_up(result, todo, result.unfinished)
         finally:
             worker.close()
+    if _stopping.is_set():  # what the killed worker measured last is not to be trusted
+        raise Stopped
     return result
 
 

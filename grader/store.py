@@ -22,20 +22,24 @@ import jax
 from grader.results import StudentResult
 
 FOLDER = ".results"
+#: How the temporary files of :func:`write_atomic` end.
+TEMPORARY = ".tmp"
 
 
 #: Files are hashed this many bytes at a time, so that a large one is never held whole.
 CHUNK = 2**20
 
 
-def fingerprint(paths: Iterable[Path], *extra: str) -> str:
-    """A hash of files (their names and bytes) and extra strings. A symbolic link is hashed
-    as where it points, never followed; a file that cannot be read, as the reason."""
+def fingerprint(paths: Iterable[Path], *extra: str, root: Path | None = None) -> str:
+    """A hash of files (their names, relative to ``root`` when given, and bytes) and extra
+    strings. A symbolic link is hashed as where it points, never followed; a file that cannot
+    be read, as the reason."""
     digest = hashlib.sha256()
     for text in extra:
         digest.update(text.encode() + b"\0")
     for path in sorted(paths):
-        digest.update(str(path).encode() + b"\0")
+        name = path.relative_to(root) if root else path
+        digest.update(str(name).encode() + b"\0")
         try:
             if path.is_symlink():
                 digest.update(b"link to " + os.fsencode(os.readlink(path)))
@@ -57,10 +61,11 @@ def files_of(entry: Path) -> list[Path]:
 
 
 def grader_fingerprint(solutions: Path, settings: str) -> str:
-    """What the grading depends on besides the submission."""
+    """What the grading depends on besides the submission (wherever the course lies)."""
     package = Path(__file__).resolve().parent
     code = [p for p in package.rglob("*") if p.is_file() and p.suffix in (".py", ".json")]
-    return fingerprint([*code, *files_of(solutions)], jax.__version__, settings)
+    answers = fingerprint(files_of(solutions), root=solutions)
+    return fingerprint(code, jax.__version__, settings, answers, root=package)
 
 
 class Store:
@@ -75,14 +80,17 @@ class Store:
         return self.folder / f"{student}.json"
 
     def submission_print(self, entry: Path) -> str:
-        return fingerprint(files_of(entry), self.grader_print)
+        """The fingerprint of a submission (its files, named relative to the submissions
+        folder, so that how that folder was spelled does not matter) and of the grader."""
+        return fingerprint(files_of(entry), self.grader_print, root=entry.parent)
 
-    def get(self, student: str, entry: Path) -> StudentResult | None:
-        """The stored result, if it was graded from this very submission by this grader."""
+    def get(self, student: str, seen: str) -> StudentResult | None:
+        """The stored result, if it was graded from the submission whose fingerprint is
+        ``seen`` (taken before grading) by this grader."""
         try:
             text = self._path(student).read_text()
             data = json.loads(text)
-            if data["fingerprint"] != self.submission_print(entry):
+            if data["fingerprint"] != seen:
                 return None
             result = StudentResult.from_json(student, data["result"])
         except (OSError, ValueError, KeyError, TypeError):
@@ -90,14 +98,13 @@ class Store:
         self.written[student] = text
         return result
 
-    def put(self, entry: Path, result: StudentResult) -> None:
-        """Store a result atomically (a reader sees the old file or the new one, whole)."""
+    def put(self, student: str, result: StudentResult, seen: str) -> None:
+        """Store a result graded from the submission whose fingerprint, taken before grading,
+        is ``seen``, atomically (a reader sees the old file or the new one, whole)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(
-            {"fingerprint": self.submission_print(entry), "result": result.to_json()}
-        )
-        write_atomic(self._path(result.student), text)
-        self.written[result.student] = text
+        text = json.dumps({"fingerprint": seen, "result": result.to_json()})
+        write_atomic(self._path(student), text)
+        self.written[student] = text
 
     def settle(self) -> list[str]:
         """Write again every entry of this run whose file no longer holds what was stored
@@ -117,10 +124,25 @@ class Store:
 
 
 def write_atomic(path: Path, content: str | bytes) -> None:
-    """Write a file (text or bytes) so that it is never seen half-written."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write a file (text or bytes) so that it is never seen half-written, and the rename
+    is on disk before this returns."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}{TEMPORARY}")
     with open(temporary, "wb" if isinstance(content, bytes) else "w") as handle:
         handle.write(content)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, path)
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
+def remove_leftovers(folder: Path) -> None:
+    """Remove what a killed :func:`write_atomic` left in ``folder``: temporary files of
+    processes that no longer run."""
+    for leftover in folder.glob(f".*{TEMPORARY}"):
+        pid = leftover.name.removesuffix(TEMPORARY).rsplit(".", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            leftover.unlink(missing_ok=True)

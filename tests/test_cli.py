@@ -6,13 +6,16 @@ import csv
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from grader import cli, grade
+from grader import messages as msg
 from grader.course import EXERCISES
 from grader.devices import WORKER_ENV
 
@@ -119,6 +122,76 @@ def test_an_out_folder_nobody_may_create_is_a_usage_error():
     """Is an --out that even root cannot create (under /sys) one error line?"""
     line = assert_usage_error(grader("grade", EXAMPLES, "--out", "/sys/grader-out"))
     assert line.startswith(f"{PREFIX} cannot write to /sys/grader-out: ")
+
+
+def test_an_out_folder_inside_the_submissions_is_a_usage_error(tmp_path):
+    """Is an --out inside the submissions folder (where it would be graded as a student)
+    refused with one line, before anything is written?"""
+    batch = tmp_path / "class"
+    shutil.copytree(EXAMPLES, batch)
+    line = assert_usage_error(grader("grade", batch, "--out", batch / "grades"))
+    assert "inside the submissions folder" in line
+    assert not (batch / "grades").exists()
+
+
+def test_an_unreadable_submissions_folder_is_a_usage_error(tmp_path, monkeypatch, capsys):
+    """Is a submissions folder that cannot be listed one error line, not a traceback?"""
+    def refuse(folder):
+        raise PermissionError(13, "Permission denied", str(folder))
+
+    monkeypatch.setattr(grade.submission, "discover", refuse)
+    code = cli.main(["grade", str(tmp_path), "--out", str(tmp_path.parent / "out")])
+    assert code == 2
+    assert capsys.readouterr().err == (f"{PREFIX} cannot read the submissions folder "
+                                       f"{tmp_path}: Permission denied\n")
+
+
+@pytest.mark.slow
+def test_an_interrupted_batch_stops_at_once_and_leaves_nothing_running(tmp_path):
+    """Ctrl-C while the grader works: does it kill its workers, say what is kept and how to
+    go on, and exit 130 within seconds, with no traceback and no process left behind? Is an
+    entry that is not a submission named in a warning first?"""
+    batch = tmp_path / "class"
+    shutil.copytree(EXAMPLES, batch)
+    (batch / "notes.txt").write_text("not a submission")
+    scratch = tmp_path / "scratch"  # the workers' homes are made here: found by that path
+    scratch.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != WORKER_ENV}
+    env["TMPDIR"] = str(scratch)
+    process = subprocess.Popen([sys.executable, "-m", "grader", "grade", str(batch), "--out",
+                                str(tmp_path / "out")], cwd=ROOT, env=env, text=True,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while not any(scratch.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)  # workers are starting JAX
+    interrupted = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert time.monotonic() - interrupted < 20
+    assert process.returncode == cli.INTERRUPTED, err
+    assert "Traceback" not in err
+    assert err.splitlines() == [
+        line for line in err.splitlines() if line.startswith("warning:")
+    ] + [msg.INTERRUPTED.format(out=tmp_path / "out")]
+    assert msg.WARN_IGNORED.format(count=1, ies="y", folder=batch, names="notes.txt") in err
+    assert processes_using(scratch) == []
+
+
+def processes_using(folder: Path) -> list[str]:
+    """Processes whose command line names ``folder`` or whose working folder is inside it."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            cwd = os.readlink(proc / "cwd")
+        except OSError:
+            continue
+        if os.fsencode(folder) in cmdline or cwd.startswith(str(folder)):
+            found.append(proc.name)
+    return found
 
 
 @pytest.mark.parametrize("shard", ["2", "0/2", "3/2", "a/b", "1/0", ""])

@@ -564,3 +564,65 @@ def test_grade_reports_progress_stores_each_result_and_undoes_tampering(
     stored = json.loads((out / ".results" / "ann.json").read_text())["result"]
     assert stored == results[0].to_json()
     assert sorted(p.name for p in (out / "feedback").iterdir()) == ["ann.md", "bob.md", "cid.md"]
+
+
+def test_a_result_the_grader_could_not_finish_is_shown_but_not_kept(
+        tmp_path, monkeypatch, capsys):
+    """When the grader itself fails on a student (a worker that would not start), is the
+    result in the gradebook with a warning, but not stored, so that the next run grades that
+    student again while reusing the others?"""
+    batch = tmp_path / "class"
+    batch.mkdir()
+    for name in ("ann", "bob"):
+        (batch / f"{name}.py").write_text("4")
+    out = tmp_path / "out"
+    monkeypatch.setattr(grade, "reference", lambda *args, **kwargs: {})
+
+    def failing_for_bob(entry, *args, **kwargs):
+        result = stand_in_result(entry)
+        if result.student == "bob":
+            result.unfinished = "the grader could not start a worker on 8 device(s): no memory"
+        return result
+
+    monkeypatch.setattr(grade, "grade_entry", failing_for_bob)
+    grade.grade(batch, out, jobs=1)
+    assert capsys.readouterr().err.splitlines() == [msg.WARN_NOT_KEPT.format(
+        student="bob", why="the grader could not start a worker on 8 device(s): no memory")]
+    assert sorted(p.name for p in (out / ".results").iterdir()) == ["ann.json"]
+    assert "bob" in (out / "gradebook.csv").read_text()
+
+    shown = Recorder()
+    monkeypatch.setattr(grade, "grade_entry", lambda entry, *a, **k: stand_in_result(entry))
+    grade.grade(batch, out, jobs=1, progress=shown)
+    assert shown.events == [("start", 2), ("finish", "ann", True), ("begin", "bob"),
+                            ("finish", "bob", False)]
+
+
+def test_a_submission_changed_while_it_is_graded_is_graded_again(tmp_path, monkeypatch):
+    """A file replaced while its student is graded: is the stored result tied to what was
+    there when grading began, so that the next run grades the new file?"""
+    batch = tmp_path / "class"
+    batch.mkdir()
+    (batch / "ann.py").write_text("1")
+    out = tmp_path / "out"
+    monkeypatch.setattr(grade, "reference", lambda *args, **kwargs: {})
+
+    def replaced_meanwhile(entry, *args, **kwargs):
+        result = stand_in_result(entry)
+        entry.write_text("4")  # the student hands in again while the grader works
+        return result
+
+    monkeypatch.setattr(grade, "grade_entry", replaced_meanwhile)
+    assert [r.total for r in grade.grade(batch, out, jobs=1)] == [1]
+    monkeypatch.setattr(grade, "grade_entry", lambda entry, *a, **k: stand_in_result(entry))
+    assert [r.total for r in grade.grade(batch, out, jobs=1)] == [4]
+
+
+def test_a_submission_cannot_fill_its_feedback_with_problems():
+    """Are a thousand failing cells (each could carry 300 characters of what its worker
+    holds) listed as the first few and a count?"""
+    runs = {8: Run(8, problems=[f"lab.ipynb, cell {i} raised ValueError: {i}"
+                                for i in range(1000)])}
+    result = grade.assemble("eve", [], runs, {})
+    assert len(result.problems) == grade.MAX_PROBLEMS + 1
+    assert result.problems[-1] == msg.MSG_MORE_PROBLEMS.format(count=1000 - grade.MAX_PROBLEMS)

@@ -15,7 +15,7 @@ import pytest
 
 from grader import feedback
 from grader.results import ExerciseResult, StudentResult, TestResult
-from grader.store import Store, files_of, fingerprint, write_atomic
+from grader.store import Store, files_of, fingerprint, remove_leftovers, write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"
@@ -31,13 +31,21 @@ def a_result(student: str = "eve") -> StudentResult:
                          ["a.ipynb, cell 3 raised NameError: name 'x' is not defined"])
 
 
+def put(store: Store, entry: Path, result: StudentResult) -> None:
+    store.put(result.student, result, store.submission_print(entry))
+
+
+def get(store: Store, student: str, entry: Path) -> StudentResult | None:
+    return store.get(student, store.submission_print(entry))
+
+
 def test_a_stored_result_reads_back_equal(tmp_path):
     """Does a result survive the store unchanged (points, statuses, messages, hints)?"""
     entry = tmp_path / "eve.py"
     entry.write_text("x = 1\n")
     store = Store(tmp_path / "out", "grader-v1")
-    store.put(entry, a_result())
-    back = store.get("eve", entry)
+    store.put("eve", a_result(), store.submission_print(entry))
+    back = store.get("eve", store.submission_print(entry))
     assert back is not None and back.to_json() == a_result().to_json()
 
 
@@ -45,10 +53,10 @@ def test_a_changed_submission_or_grader_is_not_reused(tmp_path):
     """Is a stored result ignored once the submission or the grader changed?"""
     entry = tmp_path / "eve.py"
     entry.write_text("x = 1\n")
-    Store(tmp_path / "out", "grader-v1").put(entry, a_result())
-    assert Store(tmp_path / "out", "grader-v2").get("eve", entry) is None
+    put(Store(tmp_path / "out", "grader-v1"), entry, a_result())
+    assert get(Store(tmp_path / "out", "grader-v2"), "eve", entry) is None
     entry.write_text("x = 2\n")
-    assert Store(tmp_path / "out", "grader-v1").get("eve", entry) is None
+    assert get(Store(tmp_path / "out", "grader-v1"), "eve", entry) is None
 
 
 def test_fingerprints_never_follow_links_or_stop_at_unreadable_files(tmp_path):
@@ -76,12 +84,12 @@ def test_a_damaged_store_file_is_regraded_not_trusted(tmp_path):
     entry = tmp_path / "eve.py"
     entry.write_text("x = 1\n")
     store = Store(tmp_path / "out", "grader-v1")
-    store.put(entry, a_result())
+    put(store, entry, a_result())
     path = tmp_path / "out" / ".results" / "eve.json"
     path.write_text(path.read_text()[:40])
-    assert store.get("eve", entry) is None
+    assert get(store, "eve", entry) is None
     path.write_text(json.dumps({"fingerprint": "0" * 64, "result": a_result().to_json()}))
-    assert store.get("eve", entry) is None
+    assert get(store, "eve", entry) is None
 
 
 def test_settle_restores_entries_changed_behind_the_stores_back(tmp_path):
@@ -92,11 +100,11 @@ def test_settle_restores_entries_changed_behind_the_stores_back(tmp_path):
     for name in ("eve", "fay", "gus", "hal"):
         entries[name] = tmp_path / f"{name}.py"
         entries[name].write_text(f"x = '{name}'\n")
-    Store(tmp_path / "out", "grader-v1").put(entries["hal"], a_result("hal"))
+    put(Store(tmp_path / "out", "grader-v1"), entries["hal"], a_result("hal"))
     store = Store(tmp_path / "out", "grader-v1")
-    assert store.get("hal", entries["hal"]) is not None  # reused from an earlier run
+    assert get(store, "hal", entries["hal"]) is not None  # reused from an earlier run
     for name in ("eve", "fay", "gus"):
-        store.put(entries[name], a_result(name))
+        put(store, entries[name], a_result(name))
     folder = tmp_path / "out" / ".results"
     originals = {p.name: p.read_text() for p in folder.iterdir()}
     forged = json.loads(originals["eve.json"])
@@ -109,8 +117,32 @@ def test_settle_restores_entries_changed_behind_the_stores_back(tmp_path):
     assert sorted(store.settle()) == ["eve", "fay", "hal"]
     after = {p.name: p.read_text() for p in folder.iterdir()}
     assert after == {**originals, "zed.json": "not ours"}
-    assert store.get("eve", entries["eve"]).to_json() == a_result("eve").to_json()
+    assert get(store, "eve", entries["eve"]).to_json() == a_result("eve").to_json()
     assert store.settle() == []
+
+
+def test_a_submission_has_one_fingerprint_however_its_folder_is_spelled(tmp_path, monkeypatch):
+    """Do `class`, `./class` and the absolute path give one fingerprint, so that running the
+    command again from elsewhere reuses what was graded?"""
+    (tmp_path / "class" / "eve").mkdir(parents=True)
+    (tmp_path / "class" / "eve" / "lab.py").write_text("x = 1\n")
+    monkeypatch.chdir(tmp_path)
+    store = Store(tmp_path / "out", "grader-v1")
+    prints = {store.submission_print(Path(spelled) / "eve")
+              for spelled in ("class", "./class", str(tmp_path / "class"))}
+    assert len(prints) == 1
+
+
+def test_leftovers_of_killed_writes_are_removed_but_not_live_ones(tmp_path):
+    """Are the temporary files of a process that no longer runs removed, and those of a
+    running one (this test) and other files kept?"""
+    dead = 2**22 + 7  # above the largest pid Linux allows: no such process
+    (tmp_path / f".ann.json.{dead}.tmp").write_text("half")
+    (tmp_path / f".bob.json.{os.getpid()}.tmp").write_text("being written")
+    (tmp_path / "cid.json").write_text("{}")
+    remove_leftovers(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [f".bob.json.{os.getpid()}.tmp",
+                                                         "cid.json"]
 
 
 def test_atomic_writes_leave_no_temporary_files(tmp_path):
