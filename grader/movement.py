@@ -304,7 +304,7 @@ def _figure(before, after, arrows, title, labels, ids, groups=None,
     grid = _Grid(tuple(before_x), tuple(x_after + j for j in range(width_out)),
                  1.0 + gutter, n)
     span = grid.right + GAP + width_out
-    fig = Drawing(figsize=(min(1.6 + 0.5 * span, 12), 1.3 + 0.42 * n * grid.pitch),
+    fig = Drawing(figsize=(min(1.6 + 0.5 * span, 12), round(1.3 + 0.42 * n * grid.pitch, 2)),
                   layout="constrained")
     ax = fig.add_subplot()
     ax.set_gid("collective")
