@@ -4,10 +4,17 @@ temporary copy of what the test opens, and Debian's Chromium driven by Playwrigh
 Screenshots and the server's log go to ``build/e2e/`` (a test artefact, not committed).
 Without Chromium or Playwright the tests are skipped, except under CI (``CI=true``), where
 that is a failure: CI must not pass without having run them.
+
+JupyterLab never outlives the tests: it is stopped (kernels included) when the session ends,
+at interpreter exit if the session's teardown did not run, and, if the test process is killed
+outright, by the kernel of the operating system: the server is started with
+``PR_SET_PDEATHSIG`` (Linux), so it gets SIGKILL when its parent dies, and every kernel
+(ipykernel, started with ``JPY_PARENT_PID``) ends itself within a second of its server.
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import os
 import secrets
@@ -53,6 +60,21 @@ def skip_or_fail(why: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI must run the browser tests, but {why}", pytrace=False)
     pytest.skip(why)
+
+
+#: Run before JupyterLab, in the process that becomes it: ask Linux for SIGKILL when the parent
+#: (the test process) dies, give up if it died already, then become JupyterLab (the setting
+#: survives exec). argv: the parent's pid, then JupyterLab's command. A wrapper rather than
+#: Popen's preexec_fn, which is unsafe in a process with threads (Playwright's).
+DIE_WITH_PARENT = """\
+import ctypes, os, signal, sys
+PR_SET_PDEATHSIG = 1
+if ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL) != 0:
+    sys.exit(f"prctl(PR_SET_PDEATHSIG) failed: {os.strerror(ctypes.get_errno())}")
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 
 
 @dataclass(frozen=True)
@@ -119,6 +141,22 @@ def lab(tmp_path_factory, artefacts) -> Iterator[Lab]:
         skip_or_fail(why)
     root = tmp_path_factory.mktemp("lab-root")
     home = tmp_path_factory.mktemp("lab-home")
+    with open(artefacts / "jupyterlab.log", "w") as log:
+        server, lab = start_lab(root, home, log)
+        atexit.register(stop, server, lab.url, lab.token)  # if the teardown never runs
+        try:
+            wait_until_up(server, lab.url, lab.token, artefacts / "jupyterlab.log")
+            yield lab
+        finally:
+            stop(server, lab.url, lab.token)
+            atexit.unregister(stop)
+
+
+def start_lab(root: Path, home: Path, log) -> tuple[subprocess.Popen, Lab]:
+    """Start JupyterLab serving ``root``, with its settings, config and runtime files in
+    ``home`` and its output in the file ``log``; it dies with this process (see
+    :data:`DIE_WITH_PARENT`). Wait for it with :func:`wait_until_up`, end it with :func:`stop`.
+    """
     for name, text in LAB_SETTINGS.items():
         (home / "settings" / name).parent.mkdir(parents=True, exist_ok=True)
         (home / "settings" / name).write_text(text)
@@ -130,6 +168,7 @@ def lab(tmp_path_factory, artefacts) -> Iterator[Lab]:
         "IPYTHONDIR": str(home / "ipython"),
     }
     command = [
+        sys.executable, "-c", DIE_WITH_PARENT, str(os.getpid()),
         str(JUPYTER), "lab", "--no-browser",
         "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
@@ -137,15 +176,9 @@ def lab(tmp_path_factory, artefacts) -> Iterator[Lab]:
         f"--LabApp.workspaces_dir={home / 'workspaces'}",
         *(["--allow-root"] if os.getuid() == 0 else []),
     ]
-    url = f"http://127.0.0.1:{port}"
-    with open(artefacts / "jupyterlab.log", "w") as log:
-        server = subprocess.Popen(command, cwd=root, env=env, stdout=log,
-                                  stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            wait_until_up(server, url, token, artefacts / "jupyterlab.log")
-            yield Lab(url, token, root)
-        finally:
-            stop(server, url, token)
+    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    return server, Lab(f"http://127.0.0.1:{port}", token, root)
 
 
 @pytest.fixture

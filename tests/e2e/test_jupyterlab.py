@@ -6,7 +6,12 @@ Screenshots of every stage are saved under ``build/e2e/``.
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -198,3 +203,65 @@ def test_moving_a_control_of_the_explorers_changes_the_drawing(
     expect(step).not_to_have_attribute("src", before)
     assert shown_png(step) == figure_png(collective_figure("psum", 4, step=1))
     nb.screenshot(stepper, artefacts / "stepper_step2.png")
+
+
+#: A stand-in for a test process: it starts JupyterLab as the fixture does, starts a kernel in
+#: it, prints their process ids, and waits to be killed.
+HOLDS_A_LAB = """\
+import json, sys, time, urllib.request
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import conftest
+root, home = Path(sys.argv[2], "root"), Path(sys.argv[2], "home")
+root.mkdir(); home.mkdir()
+server, lab = conftest.start_lab(root, home, open(Path(sys.argv[2], "lab.log"), "w"))
+conftest.wait_until_up(server, lab.url, lab.token, Path(sys.argv[2], "lab.log"))
+request = urllib.request.Request(f"{lab.url}/api/kernels", data=b"{}", method="POST",
+                                 headers={"Authorization": f"token {lab.token}"})
+kernel = json.load(urllib.request.urlopen(request, timeout=60))["id"]
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    kernels = [p for p in conftest.descendants(server.pid)
+               if kernel in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
+    if kernels:
+        break
+    time.sleep(0.2)
+print(server.pid, *kernels, flush=True)
+time.sleep(600)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_jupyterlab_and_its_kernels_end_when_the_test_process_is_killed(tmp_path):
+    """If the process that started JupyterLab is killed outright (SIGKILL: no teardown, no
+    atexit), do the server and its kernel end too, instead of running on as orphans?"""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    pids: list[int] = []
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLDS_A_LAB, str(Path(__file__).parent), str(tmp_path)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+    ) as holder:
+        try:
+            line = holder.stdout.readline()
+            pids = [int(p) for p in line.split()]
+            assert len(pids) == 2, f"no server and kernel in {line!r}: see {tmp_path}/lab.log"
+            assert all(alive(p) for p in pids)
+            holder.kill()
+            holder.wait()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and any(alive(p) for p in pids):
+                time.sleep(0.2)
+            assert [p for p in pids if alive(p)] == []
+        finally:
+            holder.kill()
+            for pid in pids:  # never leave an orphan behind, even when the test fails
+                if alive(pid):
+                    os.kill(pid, signal.SIGKILL)
