@@ -225,6 +225,9 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         if error.get("type") == "NotImplementedError":
             return msg.NOT_ATTEMPTED, msg.MSG_NOT_ATTEMPTED.format(name=name), None, None, None
         full = str(error.get("message", ""))
+        if error.get("type") == plain.NotPlain.__name__:  # raised reading what it returned
+            text = msg.MSG_BAD_DATA.format(name=name, problem=_shorten(full))
+            return msg.ERROR, text, None, None, None
         text = msg.MSG_RAISED.format(
             name=name, type=error.get("type", "an error"), message=_shorten(full)
         )

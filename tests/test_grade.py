@@ -77,6 +77,30 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "leaves-a-thread-rewriting-replies-so-nothing-is-measured": {
         name: (0, "failed") for name in BASE_EXERCISES},
 }
+# fixture -> {exercise: what its message says}, and what the submission's problems say: the
+# reason a student reads.
+REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "exits-with-sys-exit-in-ring-shift": ({"ring_shift": "`ring_shift` raised SystemExit"}, ()),
+    "kills-its-process-in-ring-shift": (
+        {"ring_shift": "the process running `ring_shift` on 8 device(s) ended"}, ()),
+    "segfaults-in-distributed-dot": ({"distributed_dot": "killed by signal SIGSEGV"}, ()),
+    "hangs-ignoring-signals-in-pmap-scaled-sum": ({"pmap_scaled_sum": "it took too long or hung"},
+                                                  ()),
+    "raises-keyboard-interrupt-in-ring-shift": (
+        {"ring_shift": "`ring_shift` raised KeyboardInterrupt"}, ()),
+    "patches-comparisons-with-wrong-dot": (
+        {"distributed_dot": "the result has the wrong values"},
+        ("grader.judge.difference", "numpy.allclose", "put back")),
+    "returns-object-equal-to-everything-from-dot": (
+        {"distributed_dot": "`distributed_dot` returned something the grader cannot read"}, ()),
+    "returns-one-row-instead-of-one-per-device": (
+        {"pmap_scaled_sum": "should have shape (8, 3)"}, ()),
+    "prints-fake-reports-around-wrong-ring-shift": (
+        {"ring_shift": "the result has the wrong values"}, ()),
+    "tries-to-change-the-device-count": ({}, ("jax_num_cpu_devices",)),
+    "searches-frames-and-heap-for-expected-values-in-ring-shift": (
+        {"ring_shift": "the result has the wrong values"}, ()),
+}
 # Fixtures only the sandbox makes harmless or harmless-looking: without bubblewrap they would
 # really plant hooks in the environment or leave processes behind, so they are not run.
 SANDBOX_ONLY: dict[str, dict[str, tuple[float, str]]] = {
@@ -223,6 +247,19 @@ def test_each_fixture_costs_exactly_its_exercise(graded, fixture):
         else:
             points, status = 0, "not found"
         assert (got["points"], got["status"]) == (points, status), (exercise.name, got["message"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", sorted(REASONS))
+def test_each_fixture_is_told_why(graded, fixture):
+    """Does the student read the reason: in the message of the exercise it cost, and in the
+    problems of the submission when it changed what the grader measures with?"""
+    messages, problems = REASONS[fixture]
+    student = graded[fixture]
+    for exercise, reason in messages.items():
+        assert reason in student["exercises"][exercise]["message"], student["exercises"][exercise]
+    for reason in problems:
+        assert any(reason in p for p in student["problems"]), student["problems"]
 
 
 @pytest.mark.slow
