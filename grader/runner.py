@@ -70,7 +70,8 @@ class Sandbox:
     def command(self, home: str) -> list[str]:
         if not (self.use_bwrap and BWRAP):
             return []
-        args = [BWRAP, *_SYSTEM]
+        # The private /tmp first: what is bound next may lie under /tmp (a course cloned there).
+        args = [BWRAP, *_SYSTEM, "--size", str(self.scratch), "--tmpfs", "/tmp"]
         for path in _VISIBLE:
             args += ["--ro-bind", str(path), str(path)]
         args += ["--dev", "/dev", "--proc", "/proc"]
@@ -78,9 +79,7 @@ class Sandbox:
             if any(path.is_relative_to(seen) for seen in _VISIBLE):
                 args += (["--tmpfs", str(path)] if path.is_dir() else
                          ["--ro-bind", "/dev/null", str(path)] if path.exists() else [])
-        for private in ("/tmp", home):
-            args += ["--size", str(self.scratch), "--tmpfs", private]
-        args += ["--chdir", home,
+        args += ["--size", str(self.scratch), "--tmpfs", home, "--chdir", home,
                  "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                  "--die-with-parent", "--new-session"]
         return args

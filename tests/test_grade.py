@@ -655,6 +655,18 @@ def test_a_submission_changed_while_it_is_graded_is_graded_again(tmp_path, monke
     assert [r.total for r in grade.grade(batch, out, jobs=1)] == [4]
 
 
+@NEEDS_THE_SANDBOX
+def test_the_sandbox_mounts_its_private_tmp_before_what_it_shows():
+    """A course cloned under /tmp: is the private /tmp mounted before the Python environment
+    and the grader are bound (a later /tmp would hide them), and the worker's home after?"""
+    args = runner.Sandbox().command("/tmp/grader-worker-home")
+    tmp = next(i for i in range(len(args) - 1) if args[i:i + 2] == ["--tmpfs", "/tmp"])
+    binds = [i for i, a in enumerate(args) if a == "--ro-bind" and Path(args[i + 1]) in
+             runner._VISIBLE]
+    home = args.index("/tmp/grader-worker-home")
+    assert binds and tmp < min(binds) and max(binds) < home
+
+
 def test_a_submission_cannot_fill_its_feedback_with_problems():
     """Are a thousand failing cells (each could carry 300 characters of what its worker
     holds) listed as the first few and a count?"""
