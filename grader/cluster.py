@@ -558,7 +558,7 @@ def _replay(job: dict) -> Any:
     probe = getattr(importlib.import_module(module), name)
     with open(os.devnull, "w") as nowhere:
         worker = Worker(nowhere)  # sealed here, before the cells ran; kept in locals, as the
-        state, restore = worker.seal.state, sealing.restore  # worker does (Worker.serve)
+        state, restore = worker.seal().state, sealing.restore  # worker does (Worker.serve)
         code, defaults = restore.__code__, restore.__defaults__
         for label, source in job["cells"]:
             worker.cell(job["file"], label, source)  # a cell that raises is skipped

@@ -50,9 +50,10 @@ _IMMUTABLE_TYPE = 1 << 8  # Py_TPFLAGS_IMMUTABLETYPE: built-in types nobody can 
 #: owner is the module, class or object whose namespace it is (a dict's owner is the dict).
 Entry = tuple[Any, Any, str, Any, Any, Any, Any, str]
 #: What :func:`restore` puts back: the sealed modules by name, the entries, and the names each
-#: grader module had (a name added there could shadow a built-in).
+#: grader module and sealed object had, with whether modules added there may stay (a name
+#: added to a module could shadow a built-in; one added to an object, a method).
 State = tuple[tuple[tuple[str, types.ModuleType], ...], tuple[Entry, ...],
-              tuple[tuple[str, dict, frozenset], ...]]
+              tuple[tuple[str, dict, frozenset, bool], ...]]
 
 
 def _sealed_module(name: str) -> bool:
@@ -103,15 +104,14 @@ class Seal:
                 entries.append(_entry(namespace, module, attribute, value, f"{name}.{attribute}"))
                 if isinstance(value, type):
                     _add_class(entries, value, f"{name}.{attribute}", seen)
+        watched = [(name, vars(module), frozenset(vars(module)), True)
+                   for name, module in modules if name.startswith("grader")]
         for label, owner in objects:
             namespace = owner if isinstance(owner, dict) else vars(owner)
             for key, value in list(namespace.items()):
                 entries.append(_entry(namespace, owner, key, value, f"{label}[{key!r}]"))
-        grader_names = tuple(
-            (name, vars(module), frozenset(vars(module))) for name, module in modules
-            if name.startswith("grader")
-        )
-        self.state: State = (modules, tuple(entries), grader_names)
+            watched.append((label, namespace, frozenset(namespace), False))
+        self.state: State = (modules, tuple(entries), tuple(watched))
 
     def restore(self) -> list[str]:
         """Put back everything changed since the seal was made; return what was changed."""
@@ -120,13 +120,13 @@ class Seal:
 
 def restore(state: State, _modules=sys.modules, _get=dict.get, _set_class=type.__setattr__,
             _is=isinstance, _module=types.ModuleType, _mapping=types.MappingProxyType,
-            _list=list, _missing=_MISSING) -> list[str]:
+            _list=list, _str=str, _missing=_MISSING) -> list[str]:
     """Put back what ``state`` recorded; return a label for each thing that had changed.
 
     Every name it uses is a default argument, bound when this module was imported, so that a
     submission's changes to this module or to the built-ins do not reach it.
     """
-    modules, entries, grader_names = state
+    modules, entries, watched = state
     changed = []
     for name, module in modules:
         if _get(_modules, name, _missing) is not module:
@@ -147,9 +147,9 @@ def restore(state: State, _modules=sys.modules, _get=dict.get, _set_class=type._
                 value.__defaults__ = defaults
                 value.__kwdefaults__ = kwdefaults
                 changed.append(label + ".__defaults__")
-    for name, namespace, known in grader_names:
+    for name, namespace, known, imports_may_stay in watched:
         for added in [n for n in _list(namespace) if n not in known]:
-            if not _is(namespace[added], _module):  # imports add modules
+            if not (imports_may_stay and _is(namespace[added], _module)):
                 del namespace[added]
-                changed.append(name + "." + added)
+                changed.append(name + "." + _str(added))
     return changed

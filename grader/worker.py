@@ -67,7 +67,6 @@ class Worker:
         self.namespaces: dict[str, dict[str, Any]] = {}
         cluster.RECORD.namespaces = self.namespaces  # lesson 6: which file defines a name
         self.cases: dict[str, Any] = {}
-        self.seal = sealing.Seal()  # made again once the tests have arrived
 
     def find(self, name: str) -> Any:
         """The object ``name`` is bound to in the last file that defines it, or None."""
@@ -108,11 +107,14 @@ class Worker:
 
         cases.install_sources(modules)
         cluster.RECORD.tests.update(modules)  # lesson 6: installed again in launched processes
-        self.cases = {c.id: c for c in cases.load(hidden=True)}
-        # Before any student code: the runner sends cells after this.
-        self.seal = sealing.Seal([("the grader's tests", self.cases),
-                                  *((f"test {c.id}", c) for c in self.cases.values())])
+        self.cases.update({c.id: c for c in cases.load(hidden=True)})
         return {"ok": True}
+
+    def seal(self) -> sealing.Seal:
+        """A seal on the modules, this worker (a method shadowed on it is removed too) and its
+        tests, as they are now."""
+        return sealing.Seal([("the worker", self), ("the grader's tests", self.cases),
+                             *((f"test {c.id}", c) for c in self.cases.values())])
 
     def probe(self, case_id: str) -> dict[str, Any]:
         from grader import cases
@@ -155,8 +157,8 @@ class Worker:
                         reply = {**reply, "restored": before}
             else:
                 reply = getattr(self, op)(**request)
-            if op == "tests":
-                sealed = (self.seal.state, sealing.restore, sealing.restore.__code__,
+            if op == "tests":  # before any student code: the runner sends cells after this
+                sealed = (self.seal().state, sealing.restore, sealing.restore.__code__,
                           sealing.restore.__defaults__)
             write(dumps({"req": req, **reply}) + "\n")
             flush()

@@ -91,8 +91,9 @@ def test_sealed_objects_and_tables_are_put_back():
     sealed = Seal([("table", table), ("case", item)])
     table["a"] = 2
     item.probe = str
-    assert sealed.restore() == ["table['a']", "case['probe']"]
-    assert table == {"a": 1} and item.probe is len
+    item.measure = print  # a name added to a sealed object, say a method shadowed on it
+    assert sealed.restore() == ["table['a']", "case['probe']", "case.measure"]
+    assert table == {"a": 1} and item.probe is len and not hasattr(item, "measure")
 
 
 def test_restoring_needs_nothing_a_submission_can_rebind(seal):

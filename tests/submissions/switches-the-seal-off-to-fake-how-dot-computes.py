@@ -2,8 +2,9 @@
 shard_map with an all-reduce (as in fakes-jax-to-describe-a-host-dot-as-distributed), and every
 way around the seal a few lines of Python allow: the seal's restore turned into a no-op (on the
 class, and by swapping its code and its module's globals), the worker's probe wrapped so that
-it fakes JAX again after the seal ran, and the grader's tables of collectives and tests
-rewritten. None of it may earn the marks for how the dot is computed."""
+it fakes JAX again after the seal ran (on the class, and on the worker object found with gc),
+and the grader's tables of collectives and tests rewritten. None of it may earn the marks for how the dot is computed."""
+import gc
 import re
 import types
 
@@ -59,6 +60,8 @@ grader.seal.Seal.restore = nothing_changed
 grader.seal.restore.__code__ = nothing_changed.__code__
 grader.seal.types = types.SimpleNamespace(ModuleType=object, MappingProxyType=object)
 grader.worker.Worker.probe = probe_after_faking
+for worker in [o for o in gc.get_objects() if isinstance(o, grader.worker.Worker)]:
+    worker.probe = types.MethodType(probe_after_faking, worker)  # shadows the class's method
 grader.probes._OPCODE = re.compile(r"(all-reduce)()")
 for case in list(grader.cases._REGISTRY.values()):
     if case.exercise == "distributed_dot":
