@@ -35,6 +35,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from grader import messages as msg
 from grader.draw import function_name, spec_text
 from grader.palette import device_colour
 from grader.probes import COLLECTIVES
@@ -64,10 +65,9 @@ RING_MODEL = {
     "all-to-all": ("(n-1)/n × operand", lambda n: (n - 1) / n),
     "collective-permute": ("the operand to its target", lambda n: 1),
 }
-RING_NOTE = (
-    "bytes sent: what each device sends if the collective runs as a ring over the n devices "
-    "of its group: " + "; ".join(f"{op} {rule}" for op, (rule, _) in RING_MODEL.items())
-    + " (a model: XLA may choose another algorithm)"
+#: The footnote of the "bytes sent" column: the model in words (template in grader.messages).
+RING_NOTE = msg.RING_NOTE.format(
+    rules="; ".join(f"{op} {rule}" for op, (rule, _) in RING_MODEL.items())
 )
 
 

@@ -497,6 +497,21 @@ SHARD_MAP_TOO_BIG = (
     "draw_shard_map draws small data: a device's block has {size} elements and at most {max} "
     "fit in the drawing; pass a smaller array"
 )
+SHARD_MAP_INPUTS = (
+    "draw_shard_map got {specs} in_specs, so it needs {specs} inputs as a tuple, one per spec; "
+    "got {got}"
+)
+SHARD_MAP_NO_TRACE = "what moved is not drawn: {why}"
+SHARD_MAP_NOT_TRACED = "JAX could not differentiate {name} on a float copy of the data ({error})"
+SHARD_MAP_DIFFERS_ON_FLOATS = "{name} gives other values on a float copy of the data"
+
+# --- compiled-code inspector (grader/inspector.py) ----------------------------------------------
+#: The footnote of the "bytes sent" column; {rules} is the rule of each collective of
+#: grader.inspector.RING_MODEL, "op rule; op rule; ...".
+RING_NOTE = (
+    "bytes sent: what each device sends if the collective runs as a ring over the n devices "
+    "of its group: {rules} (a model: XLA may choose another algorithm)"
+)
 
 # --- lesson 03_collectives (collectives helper): messages and hints of the exercises added
 # after ring_shift ---

@@ -48,6 +48,12 @@ from matplotlib.patches import Circle, Rectangle
 
 from grader import messages as msg
 from grader.draw import Drawing, LayoutError, function_name, spec_text
+from grader.messages import (
+    SHARD_MAP_DIFFERS_ON_FLOATS,
+    SHARD_MAP_INPUTS,
+    SHARD_MAP_NO_TRACE,
+    SHARD_MAP_NOT_TRACED,
+)
 from grader.palette import device_colour
 
 KINDS = ("psum", "all_gather", "psum_scatter", "ppermute", "all_to_all",
@@ -84,15 +90,6 @@ REDUCTIONS = frozenset({"psum", "psum_scatter", "reduce"})
 VIA_SUM = frozenset({"psum", "reduce"})
 #: Kinds in which the root sends to every device: a step is one receiving device.
 FROM_ROOT = frozenset({"broadcast", "scatter"})
-
-# Message templates of draw_shard_map's new checks (they belong in grader.messages).
-SHARD_MAP_INPUTS = (
-    "draw_shard_map got {specs} in_specs, so it needs {specs} inputs as a tuple, one per spec; "
-    "got {got}"
-)
-SHARD_MAP_NO_TRACE = "what moved is not drawn: {why}"
-SHARD_MAP_NOT_TRACED = "JAX could not differentiate {name} on a float copy of the data ({error})"
-SHARD_MAP_DIFFERS_ON_FLOATS = "{name} gives other values on a float copy of the data"
 
 # A cell: its value (None: nothing there), the devices whose data it holds, and whether it is
 # computed from their data (a sum, say; computed from no input: no devices).
