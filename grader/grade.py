@@ -205,6 +205,7 @@ def grade(
     every student as it starts and as it is done or reused.
     """
     progress = progress or Progress()
+    runner.allow_workers()  # this process may have stopped an earlier batch
     by_name: dict[str, Path] = {}
     clashes = set()
     for entry in submission.discover(submissions):

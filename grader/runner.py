@@ -275,13 +275,19 @@ _stopping = threading.Event()
 
 
 def stop_all() -> None:
-    """Kill every worker of this process and start no new one: the grader is stopping (an
-    interrupted batch). What the killed workers were measuring is not kept."""
+    """Kill every worker of this process and start no new one until :func:`allow_workers`:
+    the grader is stopping (an interrupted batch). What the killed workers were measuring is
+    not kept."""
     _stopping.set()
     with _live_lock:
         workers = list(_live)
     for worker in workers:
         worker.kill()
+
+
+def allow_workers() -> None:
+    """Let workers start again (a new batch, in a process that stopped an earlier one)."""
+    _stopping.clear()
 
 
 def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: Limits,

@@ -667,6 +667,26 @@ def test_the_sandbox_mounts_its_private_tmp_before_what_it_shows():
     assert binds and tmp < min(binds) and max(binds) < home
 
 
+def test_a_batch_that_failed_does_not_stop_the_next_one(tmp_path, monkeypatch):
+    """A batch that ends in an error stops every worker and lets none start; does the next
+    batch in the same process let workers start again?"""
+    batch = tmp_path / "class"
+    batch.mkdir()
+    (batch / "ann.py").write_text("4")
+    monkeypatch.setattr(grade, "reference", lambda *args, **kwargs: {})
+
+    def broken(entry, *args, **kwargs):
+        raise RuntimeError("a bug in the grader")
+
+    monkeypatch.setattr(grade, "grade_entry", broken)
+    with pytest.raises(RuntimeError):
+        grade.grade(batch, tmp_path / "out", jobs=1)
+    assert runner._stopping.is_set()
+    monkeypatch.setattr(grade, "grade_entry", lambda entry, *a, **k: stand_in_result(entry))
+    assert [r.total for r in grade.grade(batch, tmp_path / "out", jobs=1)] == [4]
+    assert not runner._stopping.is_set()
+
+
 def test_a_submission_cannot_fill_its_feedback_with_problems():
     """Are a thousand failing cells (each could carry 300 characters of what its worker
     holds) listed as the first few and a count?"""
