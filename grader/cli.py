@@ -139,10 +139,6 @@ def _grade(args: argparse.Namespace) -> int:
                                                        why=exc.strerror or exc))
     if not entries:
         return _fail(f"{args.submissions} holds no submission (.ipynb, .py or folder)")
-    if ignored:
-        print(msg.WARN_IGNORED.format(count=len(ignored), ies="y" if len(ignored) == 1 else
-                                      "ies", folder=args.submissions,
-                                      names=", ".join(ignored)), file=sys.stderr)
     jobs = grade.default_jobs() if args.jobs is None else args.jobs
     seconds = (args.timeout, args.total_timeout)
     if jobs < 1 or args.memory < 256 or not all(0 < s < float("inf") for s in seconds):
@@ -156,6 +152,10 @@ def _grade(args: argparse.Namespace) -> int:
         return _fail(problem)
     limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20,
                     run=args.total_timeout)
+    if ignored:  # once the command is known to be valid: a usage error stays one line
+        print(msg.WARN_IGNORED.format(count=len(ignored), ies="y" if len(ignored) == 1 else
+                                      "ies", folder=args.submissions,
+                                      names=", ".join(ignored)), file=sys.stderr)
 
     def stop(signum: int, frame: object) -> None:  # every worker dies now, then we unwind
         runner.stop_all()
