@@ -239,9 +239,13 @@ def grade(
         jobs = max(1, jobs or default_jobs())
         wants = reference(solutions, cases, limits, sandbox, jobs)
 
+        # Fewer students than job slots (a regrade, a small class): the spare slots run each
+        # student's device counts side by side.
+        per_student = max(1, jobs // len(todo))
+
         def one(entry: Path) -> StudentResult:
             progress.begin(submission.student_name(entry))
-            return grade_entry(entry, cases, wants, limits, sandbox)
+            return grade_entry(entry, cases, wants, limits, sandbox, per_student)
 
         pool = ThreadPoolExecutor(jobs)
         try:
