@@ -308,20 +308,18 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
         for exercise in list(todo):
             _settle(result, todo, exercise, {"missing": msg.MSG_NOT_FOUND.format(name=exercise)})
     while todo:
+        if _stopping.is_set():
+            break
         if time.monotonic() >= ends:
             why = msg.MSG_RUN_TOO_LONG.format(seconds=limits.run, devices=devices)
             result.problems.append(why)
             _give_up(result, todo, why)
-            return result
-        if _stopping.is_set():
-            raise Stopped
+            break
         try:
             worker = WorkerProcess(devices, limits, sandbox)
         except OSError as exc:
-            why = str(exc) or "no answer in time"
-            result.unfinished = msg.MSG_WORKER_FAILED.format(devices=devices, why=why)
-            _give_up(result, todo, result.unfinished)
-            return result
+            _could_not_go_on(result, todo, exc)
+            break
         try:
             try:
                 ready = worker.receive("ready", limits.start)
@@ -334,18 +332,22 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
             if _load(worker, sources, skip, reported, result, limits, ends):
                 _measure(worker, todo, result, limits, ends)
         except (WorkerDied, WorkerTimeout) as exc:  # not the submission's doing
-            if _stopping.is_set():
-                raise Stopped from None
-            if time.monotonic() >= ends:
-                continue  # the run's time is up, which the top of the loop reports
-            why = str(exc) or "no answer in time"
-            result.unfinished = msg.MSG_WORKER_FAILED.format(devices=devices, why=why)
-            _give_up(result, todo, result.unfinished)
+            if time.monotonic() < ends and not _stopping.is_set():
+                _could_not_go_on(result, todo, exc)
+            # otherwise the top of the loop says why: the run's time is up, or the grader stops
         finally:
             worker.close()
-    if _stopping.is_set():  # what the killed worker measured last is not to be trusted
+    if _stopping.is_set():  # what a killed worker measured last is not to be trusted
         raise Stopped
     return result
+
+
+def _could_not_go_on(result: Run, todo: dict[str, list[Case]], exc: Exception) -> None:
+    """A worker would not start or answer: every case left is not run, and the run is marked
+    unfinished, so that it is reported but not kept."""
+    why = str(exc) or "no answer in time"
+    result.unfinished = msg.MSG_WORKER_FAILED.format(devices=result.devices, why=why)
+    _give_up(result, todo, result.unfinished)
 
 
 def _load(worker, sources, skip, reported, result, limits, ends) -> bool:

@@ -95,7 +95,6 @@ class Worker:
         found = {}
         for name in names:
             value = self.find(name)
-            # type.__name__ read from type itself: a metaclass cannot answer in its place
             found[name] = (
                 "missing" if value is None else "function" if callable(value) else
                 _TYPE_NAME.__get__(type(value), type)
