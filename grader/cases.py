@@ -217,6 +217,9 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
     if "tampered" in outcome:
         text = msg.MSG_TAMPERED.format(name=name, what=changes(outcome["tampered"]))
         return msg.FAILED, text, None, None, None
+    if "unverified" in outcome:
+        text = msg.MSG_UNVERIFIED.format(name=name, why=_shorten(str(outcome["unverified"])))
+        return msg.ERROR, text, None, None, None
     if "threads" in outcome:
         text = msg.MSG_THREADS.format(name=name, count=outcome["threads"])
         return msg.FAILED, text, None, None, None
@@ -245,6 +248,9 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         return msg.ERROR, msg.MSG_BAD_DATA.format(name=name, problem=problem), None, None, None
     verdict = found.judge(got_data, want_data)
     if verdict.passed:
+        # where the reference's measure was verified, a student's that was not can only fail
+        if plain.verified_paths(want["data"]) - plain.verified_paths(outcome.get("data")):
+            return msg.FAILED, msg.MSG_NOT_VERIFIED.format(name=name), None, None, None
         return msg.PASSED, "", None, None, None
     shown = [k for k in want_data if not k.startswith("_")]
     got_text = _show(got_data, shown)

@@ -115,8 +115,8 @@ def _applies(hint: Hint, got: dict, want: dict) -> bool:
 
 
 def traces(primitive: str, axis: str, hint: str | None = None) -> Callable[[dict, dict], Verdict]:
-    """A judge for :func:`grader.probes.jaxpr_summary`: a collective whose primitive starts
-    with ``primitive`` (``psum`` also matches ``psum_invariant``) must act over ``axis``."""
+    """A judge for :func:`grader.probes.program_summary`: a collective whose primitive starts
+    with ``primitive`` must act over ``axis`` (``pmean`` is a ``psum``, then a division)."""
 
     def judge(got: dict, want: dict) -> Verdict:
         for found in got.get("collectives", []):
@@ -151,7 +151,7 @@ def compiles_to(op: str, hint: str | None = None) -> Callable[[dict, dict], Verd
 
 
 def runs_on_mesh(got: dict, want: dict) -> Verdict:
-    """A judge for :func:`grader.probes.jaxpr_summary`: a shard_map over the same mesh as the
+    """A judge for :func:`grader.probes.program_summary`: a shard_map over the same mesh as the
     reference's (axis names and sizes) must be traced."""
     meshes = [_sizes(m.get("mesh")) for m in got.get("shard_maps", [])]
     for wanted in want.get("shard_maps", []):

@@ -26,6 +26,11 @@ MSG_TIMEOUT = "stopped after {seconds:g} s on {devices} device(s): it took too l
 MSG_CRASHED = "the process running `{name}` on {devices} device(s) ended: {how}"
 MSG_BAD_DATA = "`{name}` returned something the grader cannot read: {problem}"
 MSG_NOT_RUN = "not run: {reason}"
+MSG_UNVERIFIED = ("the grader could not check how `{name}` computes from the program it "
+                  "compiles to: {why}")
+MSG_NOT_VERIFIED = ("what was measured of how `{name}` computes did not come from the program "
+                    "it compiles to, so it does not count")
+MSG_VERIFIER_FAILED = "the grader could not start a verifier on {devices} device(s): {why}"
 MSG_NO_EXPECTED = (
     "no expected values are stored for {devices} device(s); run the first cell of the "
     "notebook (it asks for {default} devices) and restart the kernel if needed"

@@ -7,6 +7,8 @@ arrays (:func:`from_plain`) without ever unpickling or calling anything the stud
 
 from __future__ import annotations
 
+import base64
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,10 +21,33 @@ class NotPlain(TypeError):
     """A value that cannot be turned into plain data."""
 
 
+@dataclass(frozen=True)
+class Unverified:
+    """A measurement of how a function computes, not taken yet: the measure's name and the
+    program (:class:`grader.probes.Program`, serialized). A worker sends it as it is; the
+    grader has it taken by a verifier, a process where none of the submission's code runs."""
+
+    measure: str
+    program: bytes
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A measurement of how a function computes, taken outside the submission's reach: by a
+    verifier, or in the student's own kernel (where only the student could have changed it)."""
+
+    value: Any
+
+
 def to_plain(value: Any) -> Any:
     """Turn a probe's measurement into tagged, JSON-ready data (runs in the worker)."""
     if isinstance(value, str):
         return {"str": value}
+    if type(value) is Unverified:
+        return {"program": {"measure": value.measure,
+                            "blob": base64.b64encode(value.program).decode()}}
+    if type(value) is Verified:
+        return {"verified": to_plain(value.value)}
     if value is None:
         return {"none": None}
     if isinstance(value, dict):
@@ -69,7 +94,11 @@ def from_plain(data: Any) -> Any:
         return inner
     if tag == "none":
         return None
+    if tag == "program":
+        raise NotPlain("a measurement of how the function computes was not verified")
     try:
+        if tag == "verified":
+            return from_plain(inner)
         if tag == "dict" and isinstance(inner, dict):
             return {str(k): from_plain(v) for k, v in inner.items()}
         if tag == "list" and isinstance(inner, list):
@@ -77,6 +106,35 @@ def from_plain(data: Any) -> Any:
     except RecursionError:
         raise NotPlain("data nested too deeply") from None
     raise NotPlain(f"malformed data: {str(data)[:80]}")
+
+
+def verified_paths(data: Any, path: str = "") -> set[str]:
+    """Where tagged data holds verified measurements (``Verified``), as paths like
+    ``/collectives``: a student's data must have one wherever the reference's has."""
+    if not isinstance(data, dict) or len(data) != 1:
+        return set()
+    (tag, inner), = data.items()
+    if tag == "verified":
+        return {path or "/"}
+    if tag == "dict" and isinstance(inner, dict):
+        return {p for k, v in inner.items() for p in verified_paths(v, f"{path}/{k}")}
+    if tag == "list" and isinstance(inner, list):
+        return {p for i, v in enumerate(inner) for p in verified_paths(v, f"{path}/{i}")}
+    return set()
+
+
+def programs(data: Any, path: tuple = ()) -> list[tuple[tuple, dict]]:
+    """The measurements still to verify in tagged data: (where, ``{"measure", "blob"}``)."""
+    if not isinstance(data, dict) or len(data) != 1:
+        return []
+    (tag, inner), = data.items()
+    if tag == "program":
+        return [(path, inner)]
+    if tag == "dict" and isinstance(inner, dict):
+        return [found for k, v in inner.items() for found in programs(v, (*path, k))]
+    if tag == "list" and isinstance(inner, list):
+        return [found for i, v in enumerate(inner) for found in programs(v, (*path, i))]
+    return []
 
 
 def describe(value: Any, limit: int = 300) -> str:

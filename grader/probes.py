@@ -2,15 +2,30 @@
 
 These run next to the code under test (in a grader worker, or in the student's kernel for
 ``check``) and only *measure*; deciding what a measurement means is the judges' job.
+
+How a function computes is measured on its :class:`Program`: ``jax.jit(fn)`` exported for the
+probe's arguments. In the student's kernel the measure runs at once. In a grader worker,
+where the submission's code could have changed anything JAX or Python does, the program is
+sent back serialized, and a verifier (:mod:`grader.verifier`), a process that never runs the
+submission's code, compiles it and takes the measure: what it reports is what the program
+the submission handed in really contains.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import json
+import os
 import re
 from collections.abc import Callable
 from typing import Any
 
 import jax
+import numpy as np
+
+from grader.devices import WORKER_ENV
+from grader.plain import Unverified, Verified
 
 #: Collective operations of compiled HLO, by the name ``count_collectives`` reports.
 COLLECTIVES = (
@@ -29,72 +44,289 @@ _OPCODE = re.compile(r"=\s*[^=]*?\s(" + "|".join(COLLECTIVES) + r")(-start)?\(")
 _ATTRIBUTES = re.compile(r",\s*(metadata|frontend_attributes|backend_config)=")
 
 
+class Program:
+    """``jax.jit(fn)`` specialised to some arguments, as :mod:`jax.export` exports it: the
+    StableHLO module, with the shardings and the device count it was made for."""
+
+    def __init__(self, exported: jax.export.Exported) -> None:
+        self.exported = exported
+
+    @classmethod
+    def of(cls, fn: Callable, *args: Any) -> Program:
+        return cls(jax.export.export(jax.jit(fn))(*args))
+
+    @classmethod
+    def load(cls, blob: bytes) -> Program:
+        """A program read back from :meth:`serialize` (bytes anyone could have written:
+        reading them runs no Python code of theirs)."""
+        return cls(jax.export.deserialize(bytearray(blob)))
+
+    def serialize(self) -> bytes:
+        return bytes(self.exported.serialize())
+
+    @functools.cached_property
+    def module(self) -> str:
+        """The StableHLO text: the program as traced, before XLA partitions it."""
+        return self.exported.mlir_module()
+
+    @functools.cached_property
+    def compiled(self) -> str:
+        """The optimised HLO text XLA compiles the program to, on this process's first
+        devices. Inputs keep the shardings they were exported with; inputs that had none are
+        left to the compiler, as ``jax.jit`` leaves uncommitted arrays."""
+        devices = np.array(jax.devices()[: self.exported.nr_devices])
+        if devices.size < self.exported.nr_devices:
+            raise ValueError(f"the program is for {self.exported.nr_devices} devices; "
+                             f"there are {devices.size}")
+        inputs = [
+            jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=_on(devices, sharding))
+            for aval, sharding in zip(self.exported.in_avals,
+                                      self.exported.in_shardings_jax(None), strict=True)
+        ]
+        args, kwargs = jax.tree.unflatten(self.exported.in_tree, inputs)
+        lowered = jax.jit(self.exported.call)
+        if any(i.sharding is not None for i in inputs) or devices.size == 1:
+            return lowered.lower(*args, **kwargs).compile().as_text()
+        # No input says where it lives: the devices come from a mesh, the program's own.
+        sizes = next((axes for axes, _ in _meshes(self.module.splitlines()).values()
+                      if np.prod(list(axes.values()), dtype=int) == devices.size),
+                     {"devices": devices.size})
+        mesh = jax.sharding.Mesh(devices.reshape(tuple(sizes.values())), tuple(sizes))
+        with jax.set_mesh(mesh):
+            return lowered.lower(*args, **kwargs).compile().as_text()
+
+
+def _on(devices: np.ndarray, sharding: Any) -> Any:
+    """An exported input's sharding placed on ``devices`` (its mesh was exported abstract)."""
+    if sharding is None or not sharding.mesh.axis_names:  # unplaced, or on no mesh at all
+        return None
+    mesh = sharding.mesh
+    return sharding.update(mesh=jax.sharding.Mesh(devices.reshape(mesh.axis_sizes),
+                                                  mesh.axis_names, axis_types=mesh.axis_types))
+
+
+#: Every measure of a program, by name: what a verifier may be asked to take.
+MEASURES: dict[str, Callable[[Program], Any]] = {}
+
+
+def measure(body: Callable[[Program], Any]) -> Callable[..., Verified | Unverified]:
+    """Turn ``body(program)`` into a probe ``body(fn, *args)`` that measures the program of
+    ``fn`` on ``args``: at once in a kernel (a :class:`Verified` value), or, in a grader
+    worker, later in a verifier (an :class:`Unverified` one)."""
+    _register(body)
+
+    @functools.wraps(body)
+    def probe(fn: Callable, *args: Any) -> Verified | Unverified:
+        return _later(body, Program.of(fn, *args))
+
+    return probe
+
+
+def _register(body: Callable[[Program], Any]) -> Callable[[Program], Any]:
+    """Let verifiers take ``body`` by its name."""
+    if body.__name__ in MEASURES:
+        raise ValueError(f"two measures are named {body.__name__!r}")
+    MEASURES[body.__name__] = body
+    return body
+
+
+def _later(body: Callable[[Program], Any], program: Program) -> Verified | Unverified:
+    """``body(program)`` now in a kernel; in a grader worker, the program for a verifier."""
+    if os.environ.get(WORKER_ENV):
+        return Unverified(body.__name__, program.serialize())
+    return Verified(body(program))
+
+
 def compiled_hlo(fn: Callable, *args: Any) -> str:
-    """The optimised HLO text XLA compiled for ``jax.jit(fn)`` on ``args``."""
+    """The optimised HLO text XLA compiles ``jax.jit(fn)`` to on ``args`` (for lessons and
+    the inspector; tests measure a :class:`Program`)."""
     return jax.jit(fn).lower(*args).compile().as_text()
 
 
-def hlo_collectives(fn: Callable, *args: Any) -> dict[str, int]:
-    """How many of each collective the compiled HLO of ``fn`` contains."""
+def count_collectives(text: str) -> dict[str, int]:
+    """How many of each collective compiled HLO text contains."""
     counts = dict.fromkeys(COLLECTIVES, 0)
-    for line in compiled_hlo(fn, *args).splitlines():
+    for line in text.splitlines():
         match = _OPCODE.search(_ATTRIBUTES.split(line, 1)[0])
         if match:
             counts[match.group(1)] += 1
     return counts
 
 
-def _sub_jaxprs(eqn: Any):
-    for param in eqn.params.values():
-        for value in param if isinstance(param, (list, tuple)) else (param,):
-            if hasattr(value, "eqns"):
-                yield value
-            elif hasattr(value, "jaxpr") and hasattr(value.jaxpr, "eqns"):
-                yield value.jaxpr
+@measure
+def hlo_collectives(program: Program) -> dict[str, int]:
+    """How many of each collective the compiled HLO of ``fn`` contains."""
+    return count_collectives(program.compiled)
 
 
-def _spec_names(spec: Any) -> list[Any]:
-    return [list(entry) if isinstance(entry, tuple) else entry for entry in spec]
+# --- what the traced program does: StableHLO --------------------------------------------
+# Each operation of the printed module starts a line (`%r = "dialect.op"(...)` in generic form,
+# `%r = dialect.op ...` in pretty form); text the author chose (names, locations) sits in
+# string literals, which are blanked before anything is matched.
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_OPERATION = re.compile(r"^\s*(?:%[^=]*=\s*)?(?:\"(?P<quoted>[\w.]+)\"|(?P<plain>[a-z_]+\.[\w.]+))")
+_MESH = re.compile(r'^\s*sdy\.mesh @(\S+) = <\[(.*?)\](?:, device_ids=\[([\d, ]*)\])?>')
+_MESH_AXIS = re.compile(r'"([^"]*)"=(\d+)')
+_MANUAL = re.compile(r'manual_computation.*?in_shardings=\[<@(\S+?),.*manual_axes=\{([^}]*)\}')
+_GROUPS = re.compile(r"(replica_groups|source_target_pairs) = dense<(.*?)> : tensor<(\d+)x(\d+)x")
+_REDUCTION = re.compile(r"\bstablehlo\.(add|maximum|minimum|multiply|and|or|xor)\b")
+#: StableHLO collectives by the name of the JAX primitive that traces to them.
+_PRIMITIVES = {
+    "stablehlo.all_gather": "all_gather",
+    "stablehlo.reduce_scatter": "reduce_scatter",
+    "stablehlo.all_to_all": "all_to_all",
+    "stablehlo.collective_permute": "ppermute",
+    "stablehlo.partition_id": "axis_index",
+}
+#: An all-reduce by how it combines values.
+_ALL_REDUCES = {"add": "psum", "maximum": "pmax", "minimum": "pmin"}
 
 
-def jaxpr_summary(fn: Callable, *args: Any, **kwargs: Any) -> dict[str, Any]:
-    """The primitives ``fn`` traces to, with the axes of its collectives and its shard_maps.
+def _meshes(lines: list[str]) -> dict[str, tuple[dict[str, int], list[int] | None]]:
+    """The module's meshes: ``{name: ({axis: size}, device ids or None for 0, 1, ...)}``."""
+    found = {}
+    for line in lines:
+        match = _MESH.match(line)
+        if match:
+            axes = {name: int(size) for name, size in _MESH_AXIS.findall(match.group(2))}
+            ids = [int(i) for i in match.group(3).split(",")] if match.group(3) else None
+            found[match.group(1)] = (axes, ids)
+    return found
 
-    Returns ``{"primitives": [...], "collectives": [{"primitive", "axes"}],
-    "shard_maps": [{"mesh": {axis: size}, "in_specs": [...], "out_specs": [...]}]}``,
-    walking into every nested jaxpr (jit, shard_map, pmap, control flow).
+
+def _groups(line: str) -> list[list[int]] | None:
+    """The replica groups (or source-target pairs) of a collective, as lists of device ids."""
+    match = _GROUPS.search(line)
+    if not match:
+        return None
+    body, rows, columns = match.group(2), int(match.group(3)), int(match.group(4))
+    if body.startswith("["):
+        return json.loads(body)
+    return np.full((rows, columns), int(body or 0)).tolist()  # a splat: one value everywhere
+
+
+def _axes_of(groups: list[list[int]], pairs: bool,
+             mesh: tuple[dict[str, int], list[int] | None]) -> list[str] | None:
+    """The mesh axes a collective acts over, or None when its groups fit no set of axes:
+    for groups, the smallest set of axes whose device groups they are; for pairs, the axes
+    along which a pair's devices differ."""
+    sizes, ids = mesh
+    names = list(sizes)
+    count = int(np.prod(list(sizes.values()), dtype=int))
+    order = ids if ids is not None else list(range(count))
+    where = {device: np.unravel_index(i, tuple(sizes.values())) for i, device in enumerate(order)}
+    if any(device not in where for group in groups for device in group):
+        return None
+    if pairs:
+        return [name for k, name in enumerate(names)
+                if any(where[a][k] != where[b][k] for a, b in groups)]
+    given = {frozenset(group) for group in groups}
+    for size in range(1, len(names) + 1):
+        for axes in itertools.combinations(range(len(names)), size):
+            rest = [k for k in range(len(names)) if k not in axes]
+            made: dict[tuple, set[int]] = {}
+            for device, position in where.items():
+                made.setdefault(tuple(position[k] for k in rest), set()).add(device)
+            if {frozenset(group) for group in made.values()} == given:
+                return [names[k] for k in axes]
+    return None
+
+
+def program_summary(fn: Callable, *args: Any) -> Verified | Unverified | dict[str, Any]:
+    """The collectives ``jax.jit(fn)`` performs on ``args`` and the shard_maps it runs, as
+    :func:`summarise` reads them from its program. A program on one device keeps no mesh
+    (XLA drops it), so its summary is read from the jaxpr instead (:func:`jaxpr_summary`),
+    where it runs: plain data, which counts only where the reference's program had one
+    device too. On one device a collective moves nothing, so such a test checks which
+    operations were used, not how data moved."""
+    program = Program.of(fn, *args)
+    if program.exported.nr_devices == 1:
+        return jaxpr_summary(fn, *args)
+    return _later(summarise, program)
+
+
+@_register
+def summarise(program: Program) -> dict[str, Any]:
+    """The collectives a program performs and the shard_maps it runs, read from its
+    StableHLO.
+
+    Returns ``{"collectives": [{"primitive", "axes"}], "shard_maps": [{"mesh": {axis:
+    size}, "manual_axes": [...]}]}``. Collectives are named by the JAX primitive that traces
+    to them (an all-reduce by how it combines: ``psum``, ``pmax``, ``pmin``); ``axis_index``
+    (a read of the device's position) acts over the manual axes of the shard_map around it.
     """
-    closed = jax.make_jaxpr(fn)(*args, **kwargs)
-    primitives: set[str] = set()
+    named = program.module.splitlines()  # operation, mesh and axis names as printed
+    lines = [_STRING.sub('""', line) for line in named]  # everything else, strings blanked
+    meshes = _meshes(named)
     collectives: list[dict[str, Any]] = []
     shard_maps: list[dict[str, Any]] = []
-    todo = [closed.jaxpr]
+    manual: list[tuple[int, list[str]]] = []  # (depth its region opened at, its manual axes)
+    depth = 0
+    for index, line in enumerate(lines):
+        match = _OPERATION.match(named[index])
+        name = match.group("quoted") or match.group("plain") if match else None
+        if name == "sdy.manual_computation":
+            found = _MANUAL.search(named[index])
+            if found and found.group(1) in meshes:
+                axes = re.findall(r'"([^"]*)"', found.group(2))
+                shard_maps.append({"mesh": dict(meshes[found.group(1)][0]),
+                                   "manual_axes": axes})
+                manual.append((depth, axes))
+        elif name == "stablehlo.all_reduce":  # its combining region follows, to `})`
+            region = " ".join(lines[index + 1: index + 6]).split("})", 1)[0]
+            kind = _REDUCTION.search(region)
+            primitive = _ALL_REDUCES.get(kind.group(1) if kind else "", "all_reduce")
+            collectives.append({"primitive": primitive, "axes": _named_axes(line, meshes)})
+        elif name == "stablehlo.partition_id":
+            axes = manual[-1][1] if manual else sorted({a for m in shard_maps
+                                                        for a in m["manual_axes"]})
+            collectives.append({"primitive": "axis_index", "axes": list(axes)})
+        elif name in _PRIMITIVES:
+            collectives.append({"primitive": _PRIMITIVES[name],
+                                "axes": _named_axes(line, meshes)})
+        depth += line.count("{") - line.count("}")
+        while manual and depth <= manual[-1][0]:
+            manual.pop()
+    return {"collectives": collectives, "shard_maps": shard_maps}
+
+
+def _named_axes(line: str, meshes: dict) -> list[str]:
+    """The axes of the first mesh a collective's groups fit (none when no mesh fits)."""
+    groups = _groups(line)
+    if groups is None:
+        return []
+    for mesh in meshes.values():
+        axes = _axes_of(groups, "source_target_pairs" in line, mesh)
+        if axes is not None:
+            return axes
+    return []
+
+
+def jaxpr_summary(fn: Callable, *args: Any) -> dict[str, Any]:
+    """:func:`summarise`'s summary, read from the jaxpr of ``fn`` (nested ones included):
+    each collective by its primitive (``psum_invariant`` as ``psum``) and its named axes."""
+    collectives: list[dict[str, Any]] = []
+    shard_maps: list[dict[str, Any]] = []
+    todo = [jax.make_jaxpr(fn)(*args).jaxpr]
     while todo:
-        jaxpr = todo.pop()
-        for eqn in jaxpr.eqns:
-            name = eqn.primitive.name
-            primitives.add(name)
-            if "axes" in eqn.params or "axis_name" in eqn.params:
-                axes = eqn.params.get("axes", eqn.params.get("axis_name"))
-                axes = axes if isinstance(axes, (tuple, list)) else (axes,)
-                named = [str(a) for a in axes if isinstance(a, str)]
-                if named:  # reductions also have `axes`, but positional ones
-                    collectives.append({"primitive": name, "axes": named})
+        for eqn in todo.pop().eqns:
+            name = eqn.primitive.name.removesuffix("_invariant")
+            axes = eqn.params.get("axes", eqn.params.get("axis_name"))
+            axes = [a for a in (axes if isinstance(axes, (tuple, list)) else (axes,))
+                    if isinstance(a, str)]  # reductions have positional axes
+            if axes:
+                collectives.append({"primitive": name, "axes": axes})
             if name == "shard_map":
                 mesh = eqn.params["mesh"]
-                shard_maps.append(
-                    {
-                        "mesh": {str(k): int(v) for k, v in mesh.shape.items()},
-                        "in_specs": [_spec_names(s) for s in eqn.params["in_specs"]],
-                        "out_specs": [_spec_names(s) for s in eqn.params["out_specs"]],
-                    }
-                )
-            todo.extend(_sub_jaxprs(eqn))
-    return {
-        "primitives": sorted(primitives),
-        "collectives": collectives,
-        "shard_maps": shard_maps,
-    }
+                manual = eqn.params.get("newly_manual_axes", mesh.axis_names)
+                shard_maps.append({"mesh": {str(k): int(v) for k, v in mesh.shape.items()},
+                                   "manual_axes": [a for a in mesh.axis_names if a in manual]})
+            for value in eqn.params.values():
+                for inner in value if isinstance(value, (list, tuple)) else (value,):
+                    inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds a Jaxpr
+                    if hasattr(inner, "eqns"):
+                        todo.append(inner)
+    return {"collectives": collectives, "shard_maps": shard_maps}
 
 
 def layout(x: Any) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from grader import cases as case_registry
 from grader import messages as msg
+from grader import plain
 from grader.cases import Case
 
 #: How much of a worker's last output is kept to explain a failed start.
@@ -143,9 +144,11 @@ class WorkerTimeout(Exception):
 
 
 class WorkerProcess:
-    """One worker process on a fixed number of devices."""
+    """One worker process on a fixed number of devices (or, with ``module`` set to
+    ``grader.verifier``, a verifier)."""
 
-    def __init__(self, devices: int, limits: Limits, sandbox: Sandbox) -> None:
+    def __init__(self, devices: int, limits: Limits, sandbox: Sandbox,
+                 module: str = "grader.worker") -> None:
         self.devices = devices
         self.home = tempfile.TemporaryDirectory(prefix="grader-worker-")
         env = {
@@ -159,7 +162,7 @@ class WorkerProcess:
         prefix = sandbox.command(self.home.name)
         self.sandboxed = bool(prefix)
         self.process = subprocess.Popen(
-            [*prefix, sys.executable, "-I", "-c", "from grader.worker import main; main()",
+            [*prefix, sys.executable, "-I", "-c", f"from {module} import main; main()",
              str(devices), str(limits.memory)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -337,9 +340,80 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
             # otherwise the top of the loop says why: the run's time is up, or the grader stops
         finally:
             worker.close()
+    if not _stopping.is_set():
+        _verify(result, limits, sandbox)
     if _stopping.is_set():  # what a killed worker measured last is not to be trusted
         raise Stopped
     return result
+
+
+def _verify(result: Run, limits: Limits, sandbox: Sandbox) -> None:
+    """Have a verifier take, in place, every measure a worker sent as a program (see
+    :mod:`grader.verifier`). A case whose program could not be measured fails, saying why; a
+    case whose data claims to be verified already was forged, and fails too."""
+    todo = []
+    for case_id, outcome in result.outcomes.items():
+        if not outcome.get("ok"):
+            continue
+        if plain.verified_paths(outcome.get("data")):
+            result.outcomes[case_id] = {"ok": False, "unverified": "it claims to be verified"}
+            continue
+        todo += [(case_id, where, found) for where, found in plain.programs(outcome.get("data"))]
+    verifier = None
+    try:
+        for case_id, where, found in todo:
+            if _stopping.is_set() or not result.outcomes[case_id].get("ok"):
+                continue  # stopping, or an earlier program of this case failed
+            if verifier is None:
+                try:
+                    verifier = _start_verifier(result.devices, limits, sandbox)
+                except (OSError, WorkerDied, WorkerTimeout) as exc:
+                    why = msg.MSG_VERIFIER_FAILED.format(devices=result.devices,
+                                                         why=str(exc) or "no answer in time")
+                    result.unfinished = result.unfinished or why
+                    result.outcomes[case_id] = {"ok": False, "not_run": why}
+                    continue
+            try:
+                reply = verifier.request("verify", limits.exercise, measure=found.get("measure"),
+                                         blob=found.get("blob"))
+            except (WorkerDied, WorkerTimeout) as exc:  # the program took it down: a new one
+                verifier.close()
+                verifier = None
+                how = f"took over {limits.exercise:g} s" if isinstance(exc, WorkerTimeout) \
+                    else f"failed: {exc}"
+                reply = {"ok": False, "error": {"message": f"compiling it {how}"}}
+            if reply.get("ok"):
+                _put(result.outcomes[case_id], where, {"verified": reply.get("data")})
+            else:
+                why = str((reply.get("error") or {}).get("message", "unknown error"))
+                result.outcomes[case_id] = {"ok": False, "unverified": why}
+    finally:
+        if verifier is not None:
+            verifier.close()
+
+
+def _start_verifier(devices: int, limits: Limits, sandbox: Sandbox) -> WorkerProcess:
+    verifier = WorkerProcess(devices, limits, sandbox, module="grader.verifier")
+    try:
+        ready = verifier.receive("ready", limits.start)
+    except (WorkerDied, WorkerTimeout):
+        verifier.close()
+        raise
+    if not ready.get("ok"):
+        verifier.close()
+        raise WorkerDied(f"it has {ready.get('devices')} devices")
+    return verifier
+
+
+def _put(outcome: dict, where: tuple, value: dict) -> None:
+    """Replace the tagged value at ``where`` (keys and indices) in an outcome's data."""
+    if not where:
+        outcome["data"] = value
+        return
+    container = outcome["data"]
+    for step in where[:-1]:
+        container = next(iter(container.values()))[step]
+    next(iter(container.values()))[where[-1]] = value
 
 
 def _could_not_go_on(result: Run, todo: dict[str, list[Case]], exc: Exception) -> None:

@@ -13,8 +13,9 @@ keeps the state, the function and its code and defaults where student code canno
 (see :meth:`grader.worker.Worker.serve`) and puts the function's code back before each use.
 
 It covers rebinding, not code written against the interpreter itself (a trace function that
-rewrites the worker's locals, ctypes) or JAX's private modules; the README says what that
-leaves open.
+rewrites the worker's locals, ctypes) or JAX's private modules. That is why how a function
+computes is measured by the verifier instead (see :mod:`grader.probes`); the README says what
+is left open.
 """
 
 from __future__ import annotations

@@ -69,6 +69,8 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "searches-frames-and-heap-for-expected-values-in-ring-shift": {"ring_shift": (0, "failed")},
     "fakes-jax-to-describe-a-host-dot-as-distributed": {"distributed_dot": (DOT_RESULTS,
                                                                           "partial")},
+    "fakes-compiled-text-in-jax-internals-for-a-host-dot": {"distributed_dot": (DOT_RESULTS,
+                                                                              "partial")},
     "rewrites-replies-while-ring-shift-is-measured": {"ring_shift": (0, "failed")},
     "switches-the-seal-off-to-fake-how-dot-computes": {"distributed_dot": (DOT_RESULTS,
                                                                            "partial")},
@@ -424,6 +426,18 @@ def test_magics_and_cell_magics_do_not_break_a_notebook(graded):
     psum = student["exercises"]["shard_map_psum"]
     assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
     assert student["exercises"]["ring_shift"]["status"] == "not found"
+
+
+@pytest.mark.slow
+def test_how_a_function_computes_is_measured_outside_the_submission(graded):
+    """Does a patch of JAX's private executable class, which the seal does not cover, fail
+    to describe a host dot as compiling to an all-reduce (the program is compiled by the
+    verifier), while the dot's values still count?"""
+    student = graded["fakes-compiled-text-in-jax-internals-for-a-host-dot"]
+    tests = student["exercises"]["distributed_dot"]["tests"]
+    failed = {t["test"] for t in tests if t["status"] != "passed"}
+    assert failed == HOW_DOT_COMPUTES
+    assert student["problems"] == []
 
 
 @pytest.mark.slow

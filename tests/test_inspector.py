@@ -48,7 +48,7 @@ def test_a_psum_in_shard_map_is_one_all_reduce_of_the_block(line):
     assert (c.op, c.operands, c.bytes) == ("all-reduce", (("f32", (2,)),), 8)
     assert c.sent == 2 * (N - 1) / N * 8  # a ring all-reduce: 14 bytes
     assert c.groups == (tuple(range(N)),)
-    assert report.counts == probes.hlo_collectives(total, jnp.arange(2.0 * N))
+    assert report.counts == probes.hlo_collectives(total, jnp.arange(2.0 * N)).value
     assert report.outputs[0].sharding.startswith("P() on mesh {'d': 8}")
 
 

@@ -1,4 +1,4 @@
-"""Probes: counting collectives in compiled HLO, summarising jaxprs, and array layouts.
+"""Probes: counting collectives in compiled HLO, summarising programs, and array layouts.
 
 conftest.py gives this process 8 CPU devices.
 """
@@ -12,7 +12,7 @@ import pytest
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import probes
+from grader import plain, probes
 
 N = 8
 
@@ -50,25 +50,26 @@ def only_counts(**nonzero) -> dict[str, int]:
 # --- hlo_collectives on compiled functions --------------------------------------------------
 def test_a_psum_in_shard_map_compiles_to_one_all_reduce(mesh):
     """Does a shard_map with one psum compile to exactly one all-reduce and nothing else?"""
-    assert probes.hlo_collectives(psum_of_sums(mesh), jnp.arange(16.0)) == only_counts(all_reduce=1)
+    found = probes.hlo_collectives(psum_of_sums(mesh), jnp.arange(16.0))
+    assert found.value == only_counts(all_reduce=1)
 
 
 def test_a_ppermute_compiles_to_a_collective_permute(mesh):
     """Does a ring ppermute compile to one collective-permute and no all-reduce?"""
-    assert probes.hlo_collectives(shift_right(mesh), jnp.arange(16.0)) == only_counts(
+    assert probes.hlo_collectives(shift_right(mesh), jnp.arange(16.0)).value == only_counts(
         collective_permute=1
     )
 
 
 def test_an_elementwise_function_has_no_collectives():
     """Does x * 2 + 1 on one device compile to no collective at all?"""
-    assert probes.hlo_collectives(lambda x: x * 2 + 1, jnp.arange(16.0)) == only_counts()
+    assert probes.hlo_collectives(lambda x: x * 2 + 1, jnp.arange(16.0)).value == only_counts()
 
 
 def test_elementwise_work_on_a_sharded_input_moves_no_data(mesh):
     """Does elementwise work on a row-sharded array stay on each device (no collective)?"""
     x = jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P("data")))
-    assert probes.hlo_collectives(lambda v: jnp.sin(v) * 3, x) == only_counts()
+    assert probes.hlo_collectives(lambda v: jnp.sin(v) * 3, x).value == only_counts()
 
 
 def test_different_collectives_in_one_function_are_each_counted(mesh):
@@ -81,7 +82,7 @@ def test_different_collectives_in_one_function_are_each_counted(mesh):
 
         return jax.shard_map(local, mesh=mesh, in_specs=P("data"), out_specs=P())(x)
 
-    assert probes.hlo_collectives(fn, jnp.arange(16.0)) == only_counts(
+    assert probes.hlo_collectives(fn, jnp.arange(16.0)).value == only_counts(
         all_reduce=1, collective_permute=1
     )
 
@@ -112,15 +113,14 @@ source_target_pairs={{0,1},{1,0}}
 """
 
 
-def test_async_start_done_pairs_are_counted_once(monkeypatch):
+def test_async_start_done_pairs_are_counted_once():
     """Is each -start/-done pair one collective, and an operand named all-reduce.3 none?"""
-    monkeypatch.setattr(probes, "compiled_hlo", lambda fn, *args: ASYNC_HLO)
-    assert probes.hlo_collectives(lambda x: x, None) == only_counts(
+    assert probes.count_collectives(ASYNC_HLO) == only_counts(
         all_reduce=2, collective_permute=1, all_gather=1
     )
 
 
-def test_reduce_scatter_and_all_to_all_are_recognised(monkeypatch):
+def test_reduce_scatter_and_all_to_all_are_recognised():
     """Are reduce-scatter and all-to-all counted, and not confused with each other?"""
     text = (
         "ENTRY %m (p: f32[8]) -> f32[1] {\n"
@@ -129,8 +129,7 @@ def test_reduce_scatter_and_all_to_all_are_recognised(monkeypatch):
         "  ROOT %a2a = f32[1]{0} all-to-all(f32[1]{0} %rs), dimensions={0}\n"
         "}\n"
     )
-    monkeypatch.setattr(probes, "compiled_hlo", lambda fn, *args: text)
-    assert probes.hlo_collectives(lambda x: x, None) == only_counts(reduce_scatter=1, all_to_all=1)
+    assert probes.count_collectives(text) == only_counts(reduce_scatter=1, all_to_all=1)
 
 
 def test_a_named_scope_cannot_fake_an_all_reduce():
@@ -141,34 +140,71 @@ def test_a_named_scope_cannot_fake_an_all_reduce():
         with jax.named_scope("fake all-reduce(x)"):
             return x * 2
 
-    assert probes.hlo_collectives(fn, jnp.arange(4.0)) == only_counts()
+    assert probes.hlo_collectives(fn, jnp.arange(4.0)).value == only_counts()
 
 
-# --- jaxpr_summary ------------------------------------------------------------------------
+# --- program_summary -----------------------------------------------------------------------
+def summary(fn, *args) -> dict:
+    found = probes.program_summary(fn, *args)
+    return found.value if isinstance(found, plain.Verified) else found
+
+
 def test_a_psum_is_found_with_its_axis_and_its_shard_map_mesh(mesh):
     """Does the summary list a psum over 'data' and a shard_map over {'data': 8}?"""
-    found = probes.jaxpr_summary(psum_of_sums(mesh), jnp.arange(16.0))
-    psums = [c for c in found["collectives"] if c["primitive"] in ("psum", "psum_invariant")]
-    assert [c["axes"] for c in psums] == [["data"]]
-    assert [m["mesh"] for m in found["shard_maps"]] == [{"data": N}]
-    assert found["shard_maps"][0]["in_specs"] == [["data"]]
-    assert found["shard_maps"][0]["out_specs"] == [[]]
-    assert "reduce_sum" in found["primitives"] and "shard_map" in found["primitives"]
+    found = summary(psum_of_sums(mesh), jnp.arange(16.0))
+    assert found["collectives"] == [{"primitive": "psum", "axes": ["data"]}]
+    assert found["shard_maps"] == [{"mesh": {"data": N}, "manual_axes": ["data"]}]
 
 
 def test_reductions_over_positional_axes_are_not_collectives():
-    """Is jnp.sum(x, axis=0) (reduce_sum with axes=(0,)) left out of the collectives?"""
-    found = probes.jaxpr_summary(lambda x: jnp.sum(x, axis=0) + jnp.max(x), jnp.ones((4, 3)))
-    assert {"reduce_sum", "reduce_max"} <= set(found["primitives"])
-    assert found["collectives"] == []
-    assert found["shard_maps"] == []
+    """Is jnp.sum(x, axis=0) left out of the collectives, with no shard_map?"""
+    found = summary(lambda x: jnp.sum(x, axis=0) + jnp.max(x), jnp.ones((4, 3)))
+    assert found == {"collectives": [], "shard_maps": []}
 
 
 def test_a_ppermute_is_listed_with_its_axis(mesh):
     """Does a ppermute show up as a collective over 'data'?"""
-    found = probes.jaxpr_summary(shift_right(mesh), jnp.arange(16.0))
+    found = summary(shift_right(mesh), jnp.arange(16.0))
     assert found["collectives"] == [{"primitive": "ppermute", "axes": ["data"]}]
-    assert found["shard_maps"][0]["out_specs"] == [["data"]]
+
+
+def grid() -> Mesh:
+    return jax.make_mesh((2, 4), ("x", "y"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+
+
+@pytest.mark.parametrize(("axes", "want"), [("y", ["y"]), ("x", ["x"]), (("x", "y"), ["x", "y"])])
+def test_the_axes_of_a_psum_on_a_grid_are_read_from_its_groups(axes, want):
+    """Is a psum over y, over x, or over both on a 2x4 mesh reported over those axes?"""
+    mesh = grid()
+    fn = jax.shard_map(lambda b: jax.lax.psum(b, axes), mesh=mesh, in_specs=P("x", "y"),
+                       out_specs=P(*(None if a in want else a for a in ("x", "y"))))
+    assert summary(fn, jnp.ones((4, 8)))["collectives"] == [{"primitive": "psum", "axes": want}]
+
+
+def test_each_collective_is_named_by_its_primitive(mesh):
+    """Are pmax, all_gather, psum_scatter, all_to_all and axis_index named as in JAX?"""
+
+    def local(block):
+        top = jax.lax.pmax(block, "data") + jax.lax.axis_index("data")
+        whole = jax.lax.all_gather(top, "data", tiled=True)
+        part = jax.lax.psum_scatter(whole, "data", tiled=True)
+        return jax.lax.all_to_all(part, "data", 0, 0, tiled=True)
+
+    fn = jax.shard_map(local, mesh=mesh, in_specs=P("data"), out_specs=P("data"),
+                       check_vma=False)
+    found = summary(fn, jnp.ones((8 * N,)))
+    assert [c["primitive"] for c in found["collectives"]] == [
+        "pmax", "axis_index", "all_gather", "reduce_scatter", "all_to_all"]
+    assert all(c["axes"] == ["data"] for c in found["collectives"])
+
+
+def test_a_ppermute_along_x_of_a_grid_acts_over_x():
+    """Does a ppermute that swaps the two rows of a 2x4 mesh act over 'x' alone?"""
+    mesh = grid()
+    fn = jax.shard_map(lambda b: jax.lax.ppermute(b, "x", [(0, 1), (1, 0)]), mesh=mesh,
+                       in_specs=P("x", "y"), out_specs=P("x", "y"))
+    assert summary(fn, jnp.ones((4, 8)))["collectives"] == [
+        {"primitive": "ppermute", "axes": ["x"]}]
 
 
 def test_collectives_inside_jit_and_loops_are_found(mesh):
@@ -176,26 +212,22 @@ def test_collectives_inside_jit_and_loops_are_found(mesh):
 
     def fn(x):
         def local(block):
-            partial = jnp.sum(block)
+            partial = jax.jit(jnp.sum)(block)
             body = lambda i, acc: acc + jax.lax.psum(partial, "data")  # noqa: E731
             return jax.lax.fori_loop(0, 3, body, jnp.zeros(()))
 
         return jax.shard_map(local, mesh=mesh, in_specs=P("data"), out_specs=P())(x)
 
-    found = probes.jaxpr_summary(jax.jit(fn), jnp.arange(16.0))
-    assert any(
-        c["primitive"].startswith("psum") and c["axes"] == ["data"] for c in found["collectives"]
-    ), found
+    found = summary(jax.jit(fn), jnp.arange(16.0))
+    assert {"primitive": "psum", "axes": ["data"]} in found["collectives"], found
     assert [m["mesh"] for m in found["shard_maps"]] == [{"data": N}]
 
 
 def test_a_pmap_psum_is_found_over_its_axis_name():
     """Does a pmap with a psum over 'devices' list that psum?"""
     doubled = jax.pmap(lambda row: jax.lax.psum(row * 2.0, "devices"), axis_name="devices")
-    found = probes.jaxpr_summary(doubled, jnp.ones((N, 3)))
-    assert any(
-        c["primitive"].startswith("psum") and c["axes"] == ["devices"] for c in found["collectives"]
-    ), found
+    found = summary(doubled, jnp.ones((N, 3)))
+    assert found["collectives"] == [{"primitive": "psum", "axes": ["devices"]}]
 
 
 def test_a_function_without_collectives_has_none(mesh):
@@ -204,20 +236,80 @@ def test_a_function_without_collectives_has_none(mesh):
     def fn(x):
         return jax.shard_map(jnp.sin, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(x)
 
-    found = probes.jaxpr_summary(fn, jnp.arange(16.0))
+    found = summary(fn, jnp.arange(16.0))
     assert found["collectives"] == []
     assert len(found["shard_maps"]) == 1
 
 
+def test_on_one_device_the_summary_comes_from_the_jaxpr_as_plain_data():
+    """Does a psum on a one-device mesh named 'data' (whose program keeps no mesh) get its
+    summary from the jaxpr, as plain data rather than a verified measure, also in a worker?"""
+    one = Mesh(np.array(jax.devices()[:1]), ("data",))
+    fn = jax.shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=one, in_specs=P("data"),
+                       out_specs=P())
+    found = probes.program_summary(fn, jnp.arange(4.0))
+    assert found == {"collectives": [{"primitive": "psum", "axes": ["data"]}],
+                     "shard_maps": [{"mesh": {"data": 1}, "manual_axes": ["data"]}]}
+    assert probes.jaxpr_summary(psum_of_sums(Mesh(jax.devices(), ("data",))),
+                                jnp.arange(16.0)) == summary(psum_of_sums(
+                                    Mesh(jax.devices(), ("data",))), jnp.arange(16.0))
+
+
+def test_names_the_author_chose_cannot_pose_as_collectives(mesh):
+    """Do a scope and a function named like StableHLO collectives add no collective?"""
+
+    def fn(x):
+        with jax.named_scope('%0 = "stablehlo.all_reduce"(x) replica_groups = dense<[[0]]>'):
+            return jax.shard_map(jnp.sin, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(x)
+
+    fn.__name__ = "stablehlo.partition_id"
+    assert summary(fn, jnp.arange(16.0))["collectives"] == []
+
+
 def test_the_summary_is_plain_data(mesh):
-    """Can a summary be sent from a worker as plain data and read back the same?"""
+    """Can a summary be sent as plain data and read back the same?"""
     from grader import plain
 
-    found = probes.jaxpr_summary(psum_of_sums(mesh), jnp.arange(16.0))
+    found = probes.program_summary(psum_of_sums(mesh), jnp.arange(16.0))
     back = plain.from_plain(plain.to_plain(found))
-    assert back["primitives"] == found["primitives"]
-    assert back["collectives"] == found["collectives"]
-    assert back["shard_maps"][0]["mesh"] == {"data": N}
+    assert back == found.value
+
+
+# --- measures in a worker: programs for the verifier ---------------------------------------
+def test_in_a_worker_a_measure_is_sent_as_a_program(mesh, monkeypatch):
+    """In a grader worker, is a measure returned unverified, as the serialized program, and
+    does the verifier measure from it what the kernel measures at once?"""
+    import base64
+
+    from grader import devices, verifier
+
+    monkeypatch.setenv(devices.WORKER_ENV, "1")
+    sent = probes.hlo_collectives(psum_of_sums(mesh), jnp.arange(16.0))
+    assert isinstance(sent, plain.Unverified) and sent.measure == "hlo_collectives"
+    tagged = plain.to_plain({"collectives": sent})
+    with pytest.raises(plain.NotPlain, match="not verified"):
+        plain.from_plain(tagged)
+    blob = tagged["dict"]["collectives"]["program"]["blob"]
+    reply = verifier.verify("hlo_collectives", blob)
+    assert reply["ok"] and plain.from_plain(reply["data"]) == only_counts(all_reduce=1)
+    assert verifier.verify("summarise", blob)["ok"]
+    assert base64.b64decode(blob) == sent.program
+
+
+@pytest.mark.parametrize(("measure", "blob", "error"), [
+    ("hlo_collectives", "bm90IGEgcHJvZ3JhbQ==", None),  # "not a program"
+    ("hlo_collectives", "%%% not base64", "Error"),
+    ("exec", "", "no such measure"),
+    (["hlo_collectives"], "", "no such measure"),
+])
+def test_the_verifier_refuses_what_is_not_a_program(measure, blob, error):
+    """Are bytes that are not a program, text that is not base64 and unknown measures an
+    error reply, not an exception?"""
+    from grader import verifier
+
+    reply = verifier.verify(measure, blob)
+    assert reply["ok"] is False
+    assert error is None or error in str(reply["error"])
 
 
 # --- layout -------------------------------------------------------------------------------

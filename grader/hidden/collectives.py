@@ -12,7 +12,7 @@ from jax.sharding import PartitionSpec as P
 from grader import messages as msg
 from grader.cases import case
 from grader.judge import compiles_to, runs_on_mesh, same, traces
-from grader.probes import hlo_collectives, jaxpr_summary, layout
+from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.collectives import (
     MOVES_ALL_TO_ALL,
     ONLY_PERMUTES,
@@ -75,7 +75,7 @@ def sums_a_thousand_integers_exactly(fn):
 
 @case("shard_map_psum", hidden=True, judge=runs_on_mesh)
 def uses_a_one_device_mesh_named_data(fn):
-    return jaxpr_summary(fn, jnp.arange(4.0))
+    return program_summary(fn, jnp.arange(4.0))
 
 
 # --- pmap_scaled_sum ----------------------------------------------------------------------
@@ -95,7 +95,7 @@ def rows_that_are_matrices(fn):
       judge=traces("psum", "devices", msg.HINT_MISSING_PSUM))
 def psums_over_the_devices_axis(fn):
     n = jax.device_count()
-    return jaxpr_summary(fn, jnp.ones((n, 3)))
+    return program_summary(fn, jnp.ones((n, 3)))
 
 
 @case("pmap_scaled_sum", hidden=True, judge=same("layout"))
@@ -122,7 +122,7 @@ def inputs_already_split_over_devices(fn):
 @case("distributed_dot", hidden=True, judge=runs_on_mesh)
 def shard_map_over_every_device(fn):
     v1, v2, _ = dot_inputs(1)
-    return jaxpr_summary(fn, v1, v2)
+    return program_summary(fn, v1, v2)
 
 
 @case("distributed_dot", hidden=True, judge=compiles_to("all-reduce", msg.HINT_FORGOT_PSUM))
@@ -150,7 +150,7 @@ def step_with_a_large_learning_rate(fn):
 @case("pmean_update_step", hidden=True,
       judge=traces("psum", "data_parallel_axis", msg.HINT_FORGOT_PMEAN))
 def averages_over_the_named_axis(fn):
-    return jaxpr_summary(fn, {"w": 0.0, "b": 0.0}, regression_batch(2, seed=42))
+    return program_summary(fn, {"w": 0.0, "b": 0.0}, regression_batch(2, seed=42))
 
 
 # --- ring_shift ---------------------------------------------------------------------------
@@ -198,7 +198,7 @@ def result_is_split_over_data(fn):
 @case("global_max_normalize", hidden=True,
       judge=traces("pmax", "data", msg.HINT_NORMALIZE_PMAX))
 def traces_a_pmax_over_data(fn):
-    return jaxpr_summary(fn, jnp.asarray(signed_vector(2, seed=73)))
+    return program_summary(fn, jnp.asarray(signed_vector(2, seed=73)))
 
 
 @case("global_max_normalize", hidden=True, judge=takes_a_maximum)
@@ -276,7 +276,7 @@ def each_device_keeps_its_part_of_the_total(fn):
 @case("reduce_scatter_sum", hidden=True,
       judge=traces("reduce_scatter", "data", msg.HINT_SCATTER_NOT_PSUM))
 def traces_a_psum_scatter_over_data(fn):
-    return jaxpr_summary(fn, jnp.asarray(rows_to_add(1, seed=103)))
+    return program_summary(fn, jnp.asarray(rows_to_add(1, seed=103)))
 
 
 @case("reduce_scatter_sum", hidden=True, judge=SCATTERS)
@@ -302,7 +302,7 @@ def random_wide_matrix(fn):
 @case("rows_to_columns", hidden=True,
       judge=traces("all_to_all", "data", msg.HINT_A2A_GATHERED))
 def traces_an_all_to_all_over_data(fn):
-    return jaxpr_summary(fn, row_split_matrix(2, 2, seed=112))
+    return program_summary(fn, row_split_matrix(2, 2, seed=112))
 
 
 @case("rows_to_columns", hidden=True, judge=MOVES_ALL_TO_ALL)
@@ -326,7 +326,7 @@ def on_a_wide_auto_mesh(fn):
 def psums_over_y_only(fn):
     mesh = grid_mesh(rows_major=False)
     x, _ = grid_matrix(mesh, rows=2, columns=2, seed=122)
-    return jaxpr_summary(lambda a: fn(a, mesh), x)
+    return program_summary(lambda a: fn(a, mesh), x)
 
 
 @case("row_group_sums", hidden=True, judge=compiles_to("all-reduce", msg.HINT_ROW_SUMS_ONE_BLOCK))

@@ -10,7 +10,7 @@ from jax.sharding import PartitionSpec as P
 from grader import messages as msg
 from grader.cases import case
 from grader.judge import compiles_to, runs_on_mesh, traces
-from grader.probes import hlo_collectives, jaxpr_summary, layout
+from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.training import (
     first_model_block,
     forgot_pmean,
@@ -59,7 +59,7 @@ def replicated_grads_from_a_batch_already_split(fn):
       judge=traces("psum", "data", msg.HINT_DP_FORGOT_PMEAN))
 def averages_over_the_data_axis(fn):
     params = mlp_params(106, 3, 8, 2)
-    return jaxpr_summary(fn, params, regression_batch(107, 2 * jax.device_count(), 3, 2))
+    return program_summary(fn, params, regression_batch(107, 2 * jax.device_count(), 3, 2))
 
 
 # --- dp_train_step --------------------------------------------------------------------------
@@ -95,12 +95,12 @@ def one_all_reduce_on_every_device_count(fn):
 @case("tensor_parallel_mlp", hidden=True,
       judge=traces("psum", "model", msg.HINT_TP_PSUM_AXIS))
 def psums_over_the_model_axis(fn):
-    return jaxpr_summary(fn, *tp_inputs(124))
+    return program_summary(fn, *tp_inputs(124))
 
 
 @case("tensor_parallel_mlp", hidden=True, judge=runs_on_mesh)
 def runs_on_a_data_by_model_mesh(fn):
-    return jaxpr_summary(fn, *tp_inputs(126))
+    return program_summary(fn, *tp_inputs(126))
 
 
 # --- fsdp_forward ---------------------------------------------------------------------------
@@ -119,4 +119,4 @@ def gathers_weights_on_every_device_count(fn):
 @case("fsdp_forward", hidden=True,
       judge=traces("all_gather", "data", msg.HINT_FSDP_GATHER_INSIDE))
 def all_gathers_inside_the_shard_map(fn):
-    return jaxpr_summary(fn, *fsdp_inputs(134))
+    return program_summary(fn, *fsdp_inputs(134))

@@ -14,7 +14,7 @@ from jax.sharding import PartitionSpec as P
 from grader import messages as msg
 from grader.cases import case
 from grader.judge import PASS, Hint, Verdict, close, compiles_to, same, traces
-from grader.probes import compiled_hlo, hlo_collectives, jaxpr_summary, layout
+from grader.probes import Program, hlo_collectives, layout, measure, program_summary
 
 forgot_psum = Hint(lambda got, want: close(got["result"], want["_first_shard"]),
                    msg.HINT_FORGOT_PSUM)
@@ -75,7 +75,7 @@ def sums_three_values(fn):
 
 @case("shard_map_psum", hidden=False, judge=traces("psum", "data", msg.HINT_MISSING_PSUM))
 def traces_a_psum_over_data(fn):
-    return jaxpr_summary(fn, jnp.arange(5.0))
+    return program_summary(fn, jnp.arange(5.0))
 
 
 # --- pmap_scaled_sum ----------------------------------------------------------------------
@@ -134,16 +134,17 @@ _ROOT = re.compile(r"^\s*ROOT %\S+ = .*? ([\w\-]+)\(")
 _SHAPE = re.compile(r"[a-z]+\d*\[([\d,]*)\]")
 
 
-def _instructions(fn, *args):
-    """The compiled HLO of ``fn`` as (line without its attributes, full line) pairs."""
-    text = compiled_hlo(fn, *args)
-    return text, [(_ATTRIBUTES.split(line, 1)[0], line) for line in text.splitlines()]
+def _instructions(text: str) -> list[tuple[str, str]]:
+    """Compiled HLO as (line without its attributes, full line) pairs."""
+    return [(_ATTRIBUTES.split(line, 1)[0], line) for line in text.splitlines()]
 
 
-def all_reduce_kinds(fn, *args) -> list[str]:
+@measure
+def all_reduce_kinds(program: Program) -> list[str]:
     """How each all-reduce of the compiled HLO combines values ('add', 'maximum', ...):
     the root operation of the computation it applies, sorted, without repeats."""
-    text, lines = _instructions(fn, *args)
+    text = program.compiled
+    lines = _instructions(text)
     roots, current = {}, None
     for line in text.splitlines():
         header = _COMPUTATION.match(line)
@@ -160,17 +161,18 @@ def all_reduce_kinds(fn, *args) -> list[str]:
     return sorted(kinds)
 
 
-def gathered_per_device(fn, *args) -> float:
-    """The most values one device contributes to an all-gather of the compiled HLO of ``fn``
-    on a mesh of all devices (0 without all-gather)."""
-    _, lines = _instructions(fn, *args)
+@measure
+def gathered_per_device(program: Program) -> float:
+    """The most values one device contributes to an all-gather of the compiled HLO, on a
+    mesh of all the program's devices (0 without all-gather)."""
+    lines = _instructions(program.compiled)
     largest = 0
     for head, _ in lines:
         match = _OPCODE.search(head)
         if match and match.group(2) == "all-gather":
             for dims in _SHAPE.findall(match.group(1)):
                 largest = max(largest, int(np.prod([int(d) for d in dims.split(",") if d])))
-    return largest / jax.device_count()
+    return largest / program.exported.nr_devices
 
 
 def split_spec(x) -> list | str:
@@ -221,7 +223,7 @@ def gathers_block_totals_only(got: dict, want: dict) -> Verdict:
 
 
 def sums_over_only(axis: str):
-    """A judge for :func:`jaxpr_summary`: every psum adds over ``axis`` alone, and there is
+    """A judge for :func:`program_summary`: every psum adds over ``axis`` alone, and there is
     at least one."""
 
     def judge(got: dict, want: dict) -> Verdict:
@@ -452,4 +454,4 @@ def row_sums_split_over_x(fn):
 def adds_over_y_only(fn):
     mesh = grid_mesh()
     x, _ = grid_matrix(mesh, rows=1, columns=2)
-    return jaxpr_summary(lambda a: fn(a, mesh), x)
+    return program_summary(lambda a: fn(a, mesh), x)

@@ -4,8 +4,6 @@ the grader runs them too. Sizes are derived from the number of devices there are
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +12,7 @@ import numpy as np
 from grader import messages as msg
 from grader.cases import case
 from grader.judge import Hint, close, compiles_to
-from grader.probes import compiled_hlo, hlo_collectives, layout
+from grader.probes import Program, hlo_collectives, layout, measure
 
 
 # --- inputs -------------------------------------------------------------------------------
@@ -109,12 +107,12 @@ def _shapes(text: str) -> list[list[int]]:
     return [[int(d) for d in dims.split(",") if d] for dims in _SHAPE.findall(text)]
 
 
-def gathered_shapes(fn: Callable, *args: Any) -> list[list[int]]:
-    """The shapes of what the compiled HLO of ``fn`` all-gathers (its operands, per device),
-    sorted."""
+@measure
+def gathered_shapes(program: Program) -> list[list[int]]:
+    """The shapes of what the compiled HLO all-gathers (its operands, per device), sorted."""
     types: dict[str, str] = {}
     gathers: list[str] = []
-    for line in compiled_hlo(fn, *args).splitlines():
+    for line in program.compiled.splitlines():
         found = _DEFINITION.match(line)
         if not found:
             continue
