@@ -264,6 +264,7 @@ def grade(
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            runner.close_verifiers()
     restored = kept.settle()
     if restored:
         print(msg.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),

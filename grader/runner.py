@@ -8,6 +8,7 @@ worker goes on without it.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
@@ -359,14 +360,14 @@ def _verify(result: Run, limits: Limits, sandbox: Sandbox) -> None:
             result.outcomes[case_id] = {"ok": False, "unverified": "it claims to be verified"}
             continue
         todo += [(case_id, where, found) for where, found in plain.programs(outcome.get("data"))]
-    verifier = None
+    verifier, kind = None, (result.devices, limits, sandbox)
     try:
         for case_id, where, found in todo:
             if _stopping.is_set() or not result.outcomes[case_id].get("ok"):
                 continue  # stopping, or an earlier program of this case failed
             if verifier is None:
                 try:
-                    verifier = _start_verifier(result.devices, limits, sandbox)
+                    verifier = _take_verifier(kind)
                 except (OSError, WorkerDied, WorkerTimeout) as exc:
                     why = msg.MSG_VERIFIER_FAILED.format(devices=result.devices,
                                                          why=str(exc) or "no answer in time")
@@ -389,7 +390,39 @@ def _verify(result: Run, limits: Limits, sandbox: Sandbox) -> None:
                 result.outcomes[case_id] = {"ok": False, "unverified": why}
     finally:
         if verifier is not None:
-            verifier.close()
+            with _live_lock:
+                _idle_verifiers.setdefault(kind, []).append(verifier)
+
+
+#: Verifiers waiting for work, by device count, limits and sandbox. A verifier runs none of a
+#: submission's code, so it serves one run after another (saving a JAX start each time);
+#: one that crashed or stalled is never put back. :func:`close_verifiers` ends them.
+_idle_verifiers: dict[tuple[int, Limits, Sandbox], list[WorkerProcess]] = {}
+
+
+def _take_verifier(kind: tuple[int, Limits, Sandbox]) -> WorkerProcess:
+    """An idle verifier of this kind that is still alive, or a new one."""
+    while True:
+        with _live_lock:
+            idle = _idle_verifiers.get(kind, [])
+            verifier = idle.pop() if idle else None
+        if verifier is None:
+            return _start_verifier(*kind)
+        if verifier.process.poll() is None:
+            return verifier
+        verifier.close()
+
+
+def close_verifiers() -> None:
+    """End every idle verifier (at the end of a batch)."""
+    with _live_lock:
+        idle = [v for verifiers in _idle_verifiers.values() for v in verifiers]
+        _idle_verifiers.clear()
+    for verifier in idle:
+        verifier.close()
+
+
+atexit.register(close_verifiers)  # after a batch that ended in an error, say
 
 
 def _start_verifier(devices: int, limits: Limits, sandbox: Sandbox) -> WorkerProcess:

@@ -29,7 +29,10 @@ def psum_program() -> str:
 
 def run_of(outcomes: dict) -> runner.Run:
     result = runner.Run(DEVICES, outcomes=outcomes)
-    runner._verify(result, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX)
+    try:
+        runner._verify(result, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX)
+    finally:
+        runner.close_verifiers()
     return result
 
 
@@ -61,6 +64,26 @@ def test_programs_are_measured_and_bad_ones_fail_alone():
     assert plain.verified_paths(outcomes["good"]["data"]) == {"/collectives"}
     assert plain.verified_paths(outcomes["top"]["data"]) == {"/"}
     assert result.unfinished is None
+
+
+@pytest.mark.slow
+def test_a_verifier_serves_one_run_after_another_until_it_fails():
+    """Is the verifier of one run reused by the next, and one that failed not reused?"""
+    kind = (DEVICES, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX)
+    try:
+        first = runner.Run(DEVICES, outcomes={"a": {"ok": True, "data": psum_program()}})
+        runner._verify(first, *kind[1:])
+        [serving] = runner._idle_verifiers[kind]
+        second = runner.Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
+        runner._verify(second, *kind[1:])
+        assert runner._idle_verifiers[kind] == [serving] and second.outcomes["b"]["ok"]
+        serving.kill()  # a verifier that died meanwhile is replaced
+        third = runner.Run(DEVICES, outcomes={"c": {"ok": True, "data": psum_program()}})
+        runner._verify(third, *kind[1:])
+        assert third.outcomes["c"]["ok"] and runner._idle_verifiers[kind] != [serving]
+    finally:
+        runner.close_verifiers()
+    assert runner._idle_verifiers == {} and serving.process.poll() is not None
 
 
 def test_a_measurement_the_reference_had_verified_must_be_verified():
