@@ -128,8 +128,8 @@ def programs(data: Any, path: tuple = ()) -> list[tuple[tuple, dict]]:
     if not isinstance(data, dict) or len(data) != 1:
         return []
     (tag, inner), = data.items()
-    if tag == "program":
-        return [(path, inner)]
+    if tag == "program":  # as a worker sent it: anything; a malformed one stays unverified
+        return [(path, inner)] if isinstance(inner, dict) else []
     if tag == "dict" and isinstance(inner, dict):
         return [found for k, v in inner.items() for found in programs(v, (*path, k))]
     if tag == "list" and isinstance(inner, list):

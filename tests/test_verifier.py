@@ -45,11 +45,13 @@ def test_programs_are_measured_and_bad_ones_fail_alone():
     forged = {"verified": plain.to_plain({"all-reduce": 1})}
     garbage = {"program": {"measure": "hlo_collectives", "blob": "bm90IGEgcHJvZ3JhbQ=="}}
     unknown = {"program": {"measure": "open", "blob": good["program"]["blob"]}}
+    malformed = {"program": ["not", "a", "dict"]}
     result = run_of({
         "a": {"ok": True, "data": plain.to_plain({"collectives": "X"})},
         "bad": {"ok": True, "data": {"dict": {"collectives": garbage}}},
         "forged": {"ok": True, "data": {"dict": {"collectives": forged}}},
         "unknown": {"ok": True, "data": unknown},
+        "malformed": {"ok": True, "data": {"dict": {"collectives": malformed}}},
         "good": {"ok": True, "data": {"dict": {"values": plain.to_plain([1.0]),
                                                "collectives": good}}},
         "top": {"ok": True, "data": good},
@@ -59,6 +61,8 @@ def test_programs_are_measured_and_bad_ones_fail_alone():
     assert outcomes["bad"] == {"ok": False, "unverified": outcomes["bad"]["unverified"]}
     assert outcomes["forged"] == {"ok": False, "unverified": "it claims to be verified"}
     assert outcomes["unknown"] == {"ok": False, "unverified": "no such measure"}
+    with pytest.raises(plain.NotPlain, match="not verified"):  # left as sent: it cannot count
+        plain.from_plain(outcomes["malformed"]["data"])
     counts = plain.from_plain(outcomes["good"]["data"])["collectives"]
     assert counts["all-reduce"] == 1 and sum(counts.values()) == 1
     assert plain.verified_paths(outcomes["good"]["data"]) == {"/collectives"}
