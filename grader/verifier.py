@@ -13,7 +13,6 @@ runs no Python code of the submission, and compiles it; it never executes it. It
 from __future__ import annotations
 
 import base64
-import binascii
 import json
 import os
 import resource
@@ -31,7 +30,7 @@ def verify(measure: Any, blob: Any) -> dict[str, Any]:
     try:
         program = Program.load(base64.b64decode(blob, validate=True))
         return {"ok": True, "data": plain.to_plain(MEASURES[measure](program))}
-    except (binascii.Error, Exception) as exc:  # noqa: BLE001 - bytes anyone could write
+    except Exception as exc:  # noqa: BLE001 - bytes anyone could write, base64 included
         return {"ok": False, "error": cases.describe_error(exc)}
 
 
