@@ -108,33 +108,34 @@ def from_plain(data: Any) -> Any:
     raise NotPlain(f"malformed data: {str(data)[:80]}")
 
 
-def verified_paths(data: Any, path: str = "") -> set[str]:
+def _tagged(data: Any, wanted: str) -> list[tuple[tuple, Any]]:
+    """Every value tagged ``wanted`` in tagged data, with where it is (keys and indices),
+    walked without recursion (however deeply a worker nested its reply)."""
+    found, todo = [], [((), data)]
+    while todo:
+        path, item = todo.pop()
+        if not isinstance(item, dict) or len(item) != 1:
+            continue
+        (tag, inner), = item.items()
+        if tag == wanted:
+            found.append((path, inner))
+        elif tag == "dict" and isinstance(inner, dict):
+            todo += [((*path, k), v) for k, v in inner.items()]
+        elif tag == "list" and isinstance(inner, list):
+            todo += [((*path, i), v) for i, v in enumerate(inner)]
+    return found
+
+
+def verified_paths(data: Any) -> set[str]:
     """Where tagged data holds verified measurements (``Verified``), as paths like
     ``/collectives``: a student's data must have one wherever the reference's has."""
-    if not isinstance(data, dict) or len(data) != 1:
-        return set()
-    (tag, inner), = data.items()
-    if tag == "verified":
-        return {path or "/"}
-    if tag == "dict" and isinstance(inner, dict):
-        return {p for k, v in inner.items() for p in verified_paths(v, f"{path}/{k}")}
-    if tag == "list" and isinstance(inner, list):
-        return {p for i, v in enumerate(inner) for p in verified_paths(v, f"{path}/{i}")}
-    return set()
+    return {"/" + "/".join(str(step) for step in path) for path, _ in _tagged(data, "verified")}
 
 
-def programs(data: Any, path: tuple = ()) -> list[tuple[tuple, dict]]:
-    """The measurements still to verify in tagged data: (where, ``{"measure", "blob"}``)."""
-    if not isinstance(data, dict) or len(data) != 1:
-        return []
-    (tag, inner), = data.items()
-    if tag == "program":  # as a worker sent it: anything; a malformed one stays unverified
-        return [(path, inner)] if isinstance(inner, dict) else []
-    if tag == "dict" and isinstance(inner, dict):
-        return [found for k, v in inner.items() for found in programs(v, (*path, k))]
-    if tag == "list" and isinstance(inner, list):
-        return [found for i, v in enumerate(inner) for found in programs(v, (*path, i))]
-    return []
+def programs(data: Any) -> list[tuple[tuple, dict]]:
+    """The measurements still to verify in tagged data: (where, ``{"measure", "blob"}``). A
+    malformed one (not a dict) is left out: it stays unverified, so it cannot count."""
+    return [(path, inner) for path, inner in _tagged(data, "program") if isinstance(inner, dict)]
 
 
 def describe(value: Any, limit: int = 300) -> str:

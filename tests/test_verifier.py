@@ -109,3 +109,13 @@ def test_an_unverifiable_program_is_an_error_with_its_reason():
     outcome = {"ok": False, "unverified": "it is not a program"}
     result = cases.decide(found, {8: outcome}, {8: {"ok": True, "data": {}}})
     assert result.status == msg.ERROR and "it is not a program" in result.message
+
+
+def test_a_deeply_nested_reply_is_walked_without_recursion():
+    """Does data nested far deeper than Python's recursion limit still get searched for
+    programs and verified measures, without a RecursionError in the grader?"""
+    deep = {"verified": {"none": None}}
+    for _ in range(20_000):
+        deep = {"list": [deep]}
+    assert plain.verified_paths(deep) == {"/" + "/".join(["0"] * 20_000)}
+    assert plain.programs(deep) == []
