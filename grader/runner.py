@@ -69,7 +69,10 @@ class Sandbox:
     use_bwrap: bool = True
     scratch: int = 256 * 2**20
 
-    def command(self, home: str) -> list[str]:
+    def command(self, home: str, die_with_parent: bool = True) -> list[str]:
+        """The bubblewrap command line, or none. ``die_with_parent`` ends the sandbox when the
+        thread that started it ends (Linux ties that signal to the thread, not the process);
+        a process that outlives its thread must end otherwise (a verifier: at end of input)."""
         if not (self.use_bwrap and BWRAP):
             return []
         # The private /tmp first: what is bound next may lie under /tmp (a course cloned there).
@@ -83,7 +86,7 @@ class Sandbox:
                          ["--ro-bind", "/dev/null", str(path)] if path.exists() else [])
         args += ["--size", str(self.scratch), "--tmpfs", home, "--chdir", home,
                  "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                 "--die-with-parent", "--new-session"]
+                 *(["--die-with-parent"] if die_with_parent else []), "--new-session"]
         return args
 
 
@@ -160,7 +163,9 @@ class WorkerProcess:
             "PYTHONDONTWRITEBYTECODE": "1",
             "MPLBACKEND": "Agg",
         }
-        prefix = sandbox.command(self.home.name)
+        # A verifier serves one run after another, from whichever thread: it must outlive the
+        # thread that started it, and it ends when its input does (the grader closed it or died).
+        prefix = sandbox.command(self.home.name, die_with_parent=module == "grader.worker")
         self.sandboxed = bool(prefix)
         self.process = subprocess.Popen(
             [*prefix, sys.executable, "-I", "-c", f"from {module} import main; main()",

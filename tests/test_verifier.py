@@ -90,6 +90,27 @@ def test_a_verifier_serves_one_run_after_another_until_it_fails():
     assert runner._idle_verifiers == {} and serving.process.poll() is not None
 
 
+@pytest.mark.slow
+def test_a_verifier_outlives_the_thread_that_started_it():
+    """Does a verifier started by one grading thread still serve a run in another thread
+    once the first has ended (a sandbox dying with its parent thread would be killed)?"""
+    import threading
+
+    kind = (DEVICES, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX)
+    try:
+        first = runner.Run(DEVICES, outcomes={"a": {"ok": True, "data": psum_program()}})
+        starter = threading.Thread(target=runner._verify, args=(first, *kind[1:]))
+        starter.start()
+        starter.join()
+        [serving] = runner._idle_verifiers[kind]
+        second = runner.Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
+        runner._verify(second, *kind[1:])
+        assert first.outcomes["a"]["ok"] and second.outcomes["b"]["ok"], second.outcomes
+        assert runner._idle_verifiers[kind] == [serving]
+    finally:
+        runner.close_verifiers()
+
+
 def test_a_measurement_the_reference_had_verified_must_be_verified():
     """Does a case fail when the reference's measurement was verified and the student's is
     plain data, even if the numbers agree?"""
