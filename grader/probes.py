@@ -13,6 +13,7 @@ the submission handed in really contains.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import json
@@ -84,16 +85,16 @@ class Program:
                                       self.exported.in_shardings_jax(None), strict=True)
         ]
         args, kwargs = jax.tree.unflatten(self.exported.in_tree, inputs)
-        lowered = jax.jit(self.exported.call)
-        if any(i.sharding is not None for i in inputs) or devices.size == 1:
-            return lowered.lower(*args, **kwargs).compile().as_text()
-        # No input says where it lives: the devices come from a mesh, the program's own.
-        sizes = next((axes for axes, _ in _meshes(self.module.splitlines()).values()
-                      if np.prod(list(axes.values()), dtype=int) == devices.size),
-                     {"devices": devices.size})
-        mesh = jax.sharding.Mesh(devices.reshape(tuple(sizes.values())), tuple(sizes))
-        with jax.set_mesh(mesh):
-            return lowered.lower(*args, **kwargs).compile().as_text()
+        context = contextlib.nullcontext()
+        if all(i.sharding is None for i in inputs) and devices.size > 1:
+            # No input says where it lives: the devices come from a mesh, the program's own.
+            sizes = next((axes for axes, _ in _meshes(self.module.splitlines()).values()
+                          if np.prod(list(axes.values()), dtype=int) == devices.size),
+                         {"devices": devices.size})
+            context = jax.set_mesh(
+                jax.sharding.Mesh(devices.reshape(tuple(sizes.values())), tuple(sizes)))
+        with context:
+            return jax.jit(self.exported.call).lower(*args, **kwargs).compile().as_text()
 
 
 def _on(devices: np.ndarray, sharding: Any) -> Any:
@@ -143,11 +144,17 @@ def compiled_hlo(fn: Callable, *args: Any) -> str:
     return jax.jit(fn).lower(*args).compile().as_text()
 
 
+def instructions(text: str) -> list[tuple[str, str]]:
+    """Compiled HLO text as (line without its attributes, full line) pairs: only the head may
+    be matched for an operation (see ``_OPCODE``)."""
+    return [(_ATTRIBUTES.split(line, 1)[0], line) for line in text.splitlines()]
+
+
 def count_collectives(text: str) -> dict[str, int]:
     """How many of each collective compiled HLO text contains."""
     counts = dict.fromkeys(COLLECTIVES, 0)
-    for line in text.splitlines():
-        match = _OPCODE.search(_ATTRIBUTES.split(line, 1)[0])
+    for head, _ in instructions(text):
+        match = _OPCODE.search(head)
         if match:
             counts[match.group(1)] += 1
     return counts

@@ -14,7 +14,7 @@ from jax.sharding import PartitionSpec as P
 from grader import messages as msg
 from grader.cases import case
 from grader.judge import PASS, Hint, Verdict, close, compiles_to, same, traces
-from grader.probes import Program, hlo_collectives, layout, measure, program_summary
+from grader.probes import Program, hlo_collectives, instructions, layout, measure, program_summary
 
 forgot_psum = Hint(lambda got, want: close(got["result"], want["_first_shard"]),
                    msg.HINT_FORGOT_PSUM)
@@ -127,16 +127,10 @@ def compiles_to_a_collective_permute(fn):
 
 # --- collectives beyond psum: measurements and judges ------------------------------------
 _OPCODE = re.compile(r"=\s*(.*?)\s(all-reduce|all-gather)(-start)?\(")
-_ATTRIBUTES = re.compile(r",\s*(metadata|frontend_attributes|backend_config)=")
 _TO_APPLY = re.compile(r"to_apply=%([\w.\-]+)")
 _COMPUTATION = re.compile(r"^%([\w.\-]+) \(.*\{\s*$")
 _ROOT = re.compile(r"^\s*ROOT %\S+ = .*? ([\w\-]+)\(")
 _SHAPE = re.compile(r"[a-z]+\d*\[([\d,]*)\]")
-
-
-def _instructions(text: str) -> list[tuple[str, str]]:
-    """Compiled HLO as (line without its attributes, full line) pairs."""
-    return [(_ATTRIBUTES.split(line, 1)[0], line) for line in text.splitlines()]
 
 
 @measure
@@ -144,7 +138,7 @@ def all_reduce_kinds(program: Program) -> list[str]:
     """How each all-reduce of the compiled HLO combines values ('add', 'maximum', ...):
     the root operation of the computation it applies, sorted, without repeats."""
     text = program.compiled
-    lines = _instructions(text)
+    lines = instructions(text)
     roots, current = {}, None
     for line in text.splitlines():
         header = _COMPUTATION.match(line)
@@ -165,7 +159,7 @@ def all_reduce_kinds(program: Program) -> list[str]:
 def gathered_per_device(program: Program) -> float:
     """The most values one device contributes to an all-gather of the compiled HLO, on a
     mesh of all the program's devices (0 without all-gather)."""
-    lines = _instructions(program.compiled)
+    lines = instructions(program.compiled)
     largest = 0
     for head, _ in lines:
         match = _OPCODE.search(head)
