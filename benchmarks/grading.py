@@ -8,8 +8,10 @@ name of its own. Prints:
 - the wall time of the reference run and of the whole batch, per submission and per
   exercise, with ``--jobs`` submissions at a time;
 - the bare limit: what running the same hidden tests costs with no isolation at all, on the
-  same cores. For each device count, ``--jobs`` warm processes (JAX started, imports done)
-  run side by side, as the grader's job slots do; each loads a fresh copy of the solutions
+  same cores; a test of how a function computes takes its measure of the exported program
+  in the same process (no verifier, and no run next to the reference's program). For each
+  device count, ``--jobs`` warm processes (JAX started, imports done) run side by side, as
+  the grader's job slots do; each loads a fresh copy of the solutions
   (new functions, which JAX has to trace and compile, as for any new submission) and times
   every test once, ``--copies`` times after one copy that warms the process up. The bare
   limit per submission is the time per copy divided by the processes sharing the cores,
@@ -45,13 +47,14 @@ ROOT = Path(__file__).resolve().parent.parent
 # replay the cells it ran) without a process, pipe, seal or sandbox per submission. Each
 # copy of the solutions is loaded as a new submission would be; the first warms up.
 BARE = """
-import io, json, os, sys, time
+import base64, io, json, os, sys, time
 from grader.devices import WORKER_ENV, use_cpu_devices
 devices, copies = int(sys.argv[1]), int(sys.argv[3])
 use_cpu_devices(devices)
 os.environ[WORKER_ENV] = "1"  # the notebooks' own set-up cells and check() calls stand down
 from pathlib import Path
-from grader import cases, cluster, submission
+from grader import cases, cluster, plain, submission
+from grader.probes import MEASURES, Program
 from grader.worker import Worker
 sources = submission.load(Path(sys.argv[2])).sources
 hidden = cases.hidden_sources()
@@ -69,6 +72,8 @@ for copy in range(copies + 1):
         if devices in c.device_counts:
             got = cases.measure(c, worker.find(c.exercise))
             assert got["ok"], (c.id, got)
+            for _, found in plain.programs(got["data"]):  # measured here, as a kernel does
+                MEASURES[found["measure"]](Program.load(base64.b64decode(found["blob"])))
     if copy:
         times.append({"cells": cells, "tests": time.perf_counter() - start})
 print(json.dumps(times))

@@ -251,6 +251,9 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         # where the reference's measure was verified, a student's that was not can only fail
         if plain.verified_paths(want["data"]) - plain.verified_paths(outcome.get("data")):
             return msg.FAILED, msg.MSG_NOT_VERIFIED.format(name=name), None, None, None
+        if "differs" in outcome:  # its program was measured, but computes something else
+            text = msg.MSG_DIFFERS.format(name=name, why=_shorten(str(outcome["differs"])))
+            return msg.FAILED, text, None, None, None
         return msg.PASSED, "", None, None, None
     shown = [k for k in want_data if not k.startswith("_")]
     got_text = _show(got_data, shown)

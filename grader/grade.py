@@ -117,12 +117,15 @@ def device_counts(cases: Sequence[Case]) -> list[int]:
 
 
 def measure(sources, cases: Sequence[Case], limits: Limits,
-            sandbox: Sandbox = DEFAULT_SANDBOX, jobs: int = 1) -> dict[int, Run]:
-    """Run ``sources`` on every device count the cases need, ``jobs`` device counts at once."""
+            sandbox: Sandbox = DEFAULT_SANDBOX, jobs: int = 1,
+            wants: dict[int, Run] | None = None) -> dict[int, Run]:
+    """Run ``sources`` on every device count the cases need, ``jobs`` device counts at once;
+    the programs they hand in are checked against the reference runs ``wants``, if given."""
     counts = device_counts(cases)
 
     def on(n: int) -> Run:
-        return run(sources, [c for c in cases if n in c.device_counts], n, limits, sandbox)
+        return run(sources, [c for c in cases if n in c.device_counts], n, limits, sandbox,
+                   (wants or {}).get(n))
 
     with ThreadPoolExecutor(max(1, min(jobs, len(counts)))) as pool:
         return dict(zip(counts, pool.map(on, counts), strict=True))
@@ -172,7 +175,7 @@ def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
     error for every test with the reason, and the rest of the batch goes on."""
     try:
         loaded = submission.load(entry)
-        runs = measure(loaded.sources, cases, limits, sandbox, jobs)
+        runs = measure(loaded.sources, cases, limits, sandbox, jobs, wants)
         return assemble(loaded.student, cases, runs, wants, loaded.problems)
     except runner.Stopped:
         raise

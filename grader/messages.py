@@ -30,6 +30,13 @@ MSG_UNVERIFIED = ("the grader could not check how `{name}` computes from the pro
                   "compiles to: {why}")
 MSG_NOT_VERIFIED = ("what was measured of how `{name}` computes did not come from the program "
                     "it compiles to, so it does not count")
+MSG_HOST_CALLBACK = ("jax.export cannot save a program that calls back into Python "
+                     "(jax.debug.print, jax.debug.callback, jax.pure_callback), and how a "
+                     "function computes is measured on its saved program: take such calls out "
+                     "to have it measured")
+MSG_DIFFERS = ("how `{name}` computes counts only for a program that computes what the exercise "
+               "asks, and the program it compiles to does not: run on new inputs next to the "
+               "reference solution's, {why}")
 MSG_VERIFIER_FAILED = "the grader could not start a verifier on {devices} device(s): {why}"
 MSG_NO_EXPECTED = (
     "no expected values are stored for {devices} device(s); run the first cell of the "

@@ -69,11 +69,15 @@ class Sandbox:
     use_bwrap: bool = True
     scratch: int = 256 * 2**20
 
+    @property
+    def sandboxed(self) -> bool:
+        return bool(self.use_bwrap and BWRAP)
+
     def command(self, home: str, die_with_parent: bool = True) -> list[str]:
         """The bubblewrap command line, or none. ``die_with_parent`` ends the sandbox when the
         thread that started it ends (Linux ties that signal to the thread, not the process);
         a process that outlives its thread must end otherwise (a verifier: at end of input)."""
-        if not (self.use_bwrap and BWRAP):
+        if not self.sandboxed:
             return []
         # The private /tmp first: what is bound next may lie under /tmp (a course cloned there).
         args = [BWRAP, *_SYSTEM, "--size", str(self.scratch), "--tmpfs", "/tmp"]
@@ -124,7 +128,7 @@ _warned = threading.Event()
 
 def warn_without_sandbox(sandbox: Sandbox = DEFAULT_SANDBOX) -> None:
     """Say once per process that workers run unsandboxed, and why."""
-    if not (sandbox.use_bwrap and BWRAP) and not _warned.is_set():
+    if not sandbox.sandboxed and not _warned.is_set():
         _warned.set()
         print(msg.WARN_NO_SANDBOX if not BWRAP else msg.WARN_SANDBOX_OFF, file=sys.stderr)
 
@@ -163,6 +167,13 @@ class WorkerProcess:
             "PYTHONDONTWRITEBYTECODE": "1",
             "MPLBACKEND": "Agg",
         }
+        if module == "grader.worker":
+            # JAX's compilation cache, the worker's own (never shared with another submission):
+            # a function that builds its shard_map or jit at each call is compiled once, not
+            # once per test. A verifier keeps none: each program it gets is new to it.
+            env.update({"JAX_COMPILATION_CACHE_DIR": os.path.join(self.home.name, "jax-cache"),
+                        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+                        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"})
         # A verifier serves one run after another, from whichever thread: it must outlive the
         # thread that started it, and it ends when its input does (the grader closed it or died).
         prefix = sandbox.command(self.home.name, die_with_parent=module == "grader.worker")
@@ -266,12 +277,15 @@ class WorkerProcess:
 class Run:
     """What one run measured: an outcome per case id, what went wrong loading the code, and,
     when the grader itself could not finish (a worker that did not start), why: such a run is
-    reported but never kept for reuse, so that running the command again grades it anew."""
+    reported but never kept for reuse, so that running the command again grades it anew.
+    ``programs`` holds each program a verifier measured, by case id and place in its data:
+    the reference run's are what a submission's programs are run against."""
 
     devices: int
     outcomes: dict[str, dict] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     unfinished: str | None = None
+    programs: dict[tuple[str, tuple], str] = field(default_factory=dict)
 
 
 class Stopped(Exception):
@@ -300,9 +314,10 @@ def allow_workers() -> None:
 
 
 def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: Limits,
-        sandbox: Sandbox = DEFAULT_SANDBOX) -> Run:
+        sandbox: Sandbox = DEFAULT_SANDBOX, reference: Run | None = None) -> Run:
     """Execute ``sources`` in a worker on ``devices`` devices and measure every case, within
-    ``limits.run`` seconds in all."""
+    ``limits.run`` seconds in all. Programs the worker hands in are checked against the
+    ``reference`` run's (the reference solutions' run on as many devices), if given."""
     warn_without_sandbox(sandbox)
     hidden_tests = case_registry.hidden_sources()
     result = Run(devices)
@@ -347,29 +362,38 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
         finally:
             worker.close()
     if not _stopping.is_set():
-        _verify(result, limits, sandbox)
+        _verify(result, limits, sandbox, reference)
     if _stopping.is_set():  # what a killed worker measured last is not to be trusted
         raise Stopped
     return result
 
 
-def _verify(result: Run, limits: Limits, sandbox: Sandbox) -> None:
+def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None = None) -> None:
     """Have a verifier take, in place, every measure a worker sent as a program (see
-    :mod:`grader.verifier`). A case whose program could not be measured fails, saying why; a
-    case whose data claims to be verified already was forged, and fails too."""
-    todo = []
+    :mod:`grader.verifier`), each distinct program once, after running it against the
+    ``reference`` run's program of the same case, if there is one. A case whose program
+    could not be measured or computes something else fails, saying why; a case whose data
+    claims to be verified already was forged, and fails too."""
+    todo: dict[tuple[str, str | None], list[tuple[str, tuple, object]]] = {}
     for case_id, outcome in result.outcomes.items():
         if not outcome.get("ok"):
             continue
         if plain.verified_paths(outcome.get("data")):
             result.outcomes[case_id] = {"ok": False, "unverified": "it claims to be verified"}
             continue
-        todo += [(case_id, where, found) for where, found in plain.programs(outcome.get("data"))]
+        for where, found in plain.programs(outcome.get("data")):
+            blob, measure = found.get("blob"), found.get("measure")
+            if not isinstance(blob, str):
+                result.outcomes[case_id] = {"ok": False, "unverified": "it is not a program"}
+                break
+            theirs = reference.programs.get((case_id, where)) if reference else None
+            todo.setdefault((blob, theirs), []).append((case_id, where, measure))
     verifier, kind = None, (result.devices, limits, sandbox)
     try:
-        for case_id, where, found in todo:
-            if _stopping.is_set() or not result.outcomes[case_id].get("ok"):
-                continue  # stopping, or an earlier program of this case failed
+        for (blob, theirs), uses in todo.items():
+            uses = [use for use in uses if result.outcomes[use[0]].get("ok")]
+            if _stopping.is_set() or not uses:
+                continue  # stopping, or an earlier program of these cases failed
             if verifier is None:
                 try:
                     verifier = _take_verifier(kind)
@@ -377,26 +401,47 @@ def _verify(result: Run, limits: Limits, sandbox: Sandbox) -> None:
                     why = msg.MSG_VERIFIER_FAILED.format(devices=result.devices,
                                                          why=str(exc) or "no answer in time")
                     result.unfinished = result.unfinished or why
-                    result.outcomes[case_id] = {"ok": False, "not_run": why}
+                    for case_id, _, _ in uses:
+                        result.outcomes[case_id] = {"ok": False, "not_run": why}
                     continue
             try:
-                reply = verifier.request("verify", limits.exercise, measure=found.get("measure"),
-                                         blob=found.get("blob"))
+                reply = verifier.request("verify", limits.exercise,
+                                         measures=[measure for _, _, measure in uses], blob=blob,
+                                         reference=theirs, seed=secrets.randbits(63))
             except (WorkerDied, WorkerTimeout) as exc:  # the program took it down: a new one
                 verifier.close()
                 verifier = None
                 how = f"took over {limits.exercise:g} s" if isinstance(exc, WorkerTimeout) \
                     else f"failed: {exc}"
-                reply = {"ok": False, "error": {"message": f"compiling it {how}"}}
-            if reply.get("ok"):
-                _put(result.outcomes[case_id], where, {"verified": reply.get("data")})
-            else:
-                why = str((reply.get("error") or {}).get("message", "unknown error"))
-                result.outcomes[case_id] = {"ok": False, "unverified": why}
+                reply = {"ok": False, "error": {"message": f"compiling or running it {how}"}}
+            measured = reply.get("measured")
+            if reply.get("ok") and isinstance(measured, list) and len(measured) == len(uses):
+                for (case_id, where, _), taken in zip(uses, measured, strict=True):
+                    outcome = result.outcomes[case_id]
+                    if not outcome.get("ok"):
+                        continue  # another of its measures failed
+                    if not (isinstance(taken, dict) and taken.get("ok")):
+                        result.outcomes[case_id] = {"ok": False, "unverified": _why(taken)}
+                        continue
+                    _put(outcome, where, {"verified": taken.get("data")})
+                    if reply.get("differs"):  # judged as measured, and cannot pass
+                        outcome["differs"] = str(reply["differs"])
+                    else:
+                        result.programs[(case_id, where)] = blob
+                continue
+            for case_id, _, _ in uses:
+                result.outcomes[case_id] = {"ok": False, "unverified": _why(reply)}
     finally:
         if verifier is not None:
             with _live_lock:
                 _idle_verifiers.setdefault(kind, []).append(verifier)
+
+
+def _why(reply: object) -> str:
+    """The reason a verifier gave for not taking a measure."""
+    error = reply.get("error") if isinstance(reply, dict) else None
+    return str(error.get("message", "unknown error") if isinstance(error, dict)
+               else "unknown error")
 
 
 #: Verifiers waiting for work, by device count, limits and sandbox. A verifier runs none of a

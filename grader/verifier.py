@@ -5,33 +5,181 @@ A grader worker runs a submission, so anything it reports about *how* a function
 could have been changed by that submission. It therefore sends the program instead
 (:class:`grader.probes.Program`, serialized by :mod:`jax.export`), and the runner has it
 measured here. Started by :mod:`grader.runner` as ``python -I -c "from grader.verifier import
-main; main()" DEVICES MEMORY``, in the same sandbox as a worker. It reads the program, which
-runs no Python code of the submission, and compiles it; it never executes it. It answers
-``{"op": "verify", "req", "measure", "blob"}`` lines on stdin with JSON lines on stdout.
+main; main()" DEVICES MEMORY``, in the same sandbox as a worker. Reading a program runs no
+Python code of the submission.
+
+A program could also be one the function never traced to: a function that computes its
+values on the host, say, and hands in a program with a decorative collective. So a program
+is also run next to the reference solution's program for the same test, on fresh random
+inputs the submission never saw, and must give the same results: how a function computes
+counts only for a program that computes what the exercise asks.
+
+It answers ``{"op": "verify", "req", "measures", "blob", "reference", "seed"}`` lines on stdin
+with JSON lines on stdout: ``{"ok": true, "measured": [{"ok": true, "data": value} or
+{"ok": false, "error": {...}}, one per measure]}``, with ``"differs": why`` added when the
+program does not compute what the reference's does (the measures are still taken, so that
+the judges can name what is missing, with their hints), or ``{"ok": false, "error": {...}}``
+when the program cannot be read or run.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
+import re
 import resource
 import sys
+from collections import OrderedDict
 from typing import Any
 
+import numpy as np
 
-def verify(measure: Any, blob: Any) -> dict[str, Any]:
-    """Take the measure named ``measure`` on the program ``blob`` (base64 text)."""
-    from grader import cases, plain
-    from grader.probes import MEASURES, Program
+#: How far a program's results may be from the reference's: looser than the judges'
+#: tolerance, since what this catches is another program, not rounding.
+RTOL, ATOL = 1e-3, 1e-4
+#: The custom calls a program may make to be run here: sharding annotations and LAPACK.
+#: Anything else (a call back into Python, whose handle would point into the worker) is
+#: never run.
+_SAFE_CALL = re.compile(r"^(Sharding|SPMDFullToShardShape|SPMDShardToFullShape|"
+                        r"annotate_device_placement|lapack_\w+_ffi)$")
+_CUSTOM_CALL = re.compile(r"^\s*(?:%[^=]*=\s*)?stablehlo\.custom_call @([\w.]+)\(")
+#: Reference programs read and compiled so far, by their bytes (base64), newest last.
+_references: OrderedDict[str, Any] = OrderedDict()
+_REFERENCES_KEPT = 256
 
-    if not isinstance(measure, str) or measure not in MEASURES or not isinstance(blob, str):
-        return {"ok": False, "error": {"type": "ValueError", "message": "no such measure"}}
+
+def verify(measures: Any, blob: Any, reference: Any = None, seed: Any = 0) -> dict[str, Any]:
+    """Take each measure named in ``measures`` on the program ``blob`` (base64 text), and say
+    why it does not compute what the ``reference`` program (base64 text, or None when there
+    is none to compare with) computes on fresh inputs drawn from ``seed``, if it does not."""
+    from grader import cases
+
+    if (not isinstance(measures, list) or not isinstance(blob, str)
+            or not isinstance(reference, (str, type(None))) or not isinstance(seed, int)):
+        return {"ok": False, "error": {"type": "ValueError", "message": "a malformed request"}}
     try:
-        program = Program.load(base64.b64decode(blob, validate=True))
-        return {"ok": True, "data": plain.to_plain(MEASURES[measure](program))}
+        program = _load(blob)
+        why = None if reference is None else differs(program, _reference(reference), seed)
     except Exception as exc:  # noqa: BLE001 - bytes anyone could write, base64 included
         return {"ok": False, "error": cases.describe_error(exc)}
+    reply = {"ok": True, "measured": [_take(name, program) for name in measures]}
+    return {**reply, "differs": why} if why else reply
+
+
+def _take(name: Any, program: Any) -> dict[str, Any]:
+    """One measure of a program, or why it could not be taken."""
+    from grader import cases, plain
+    from grader.probes import MEASURES
+
+    if not isinstance(name, str) or name not in MEASURES:
+        return {"ok": False, "error": {"type": "ValueError", "message": "no such measure"}}
+    try:
+        return {"ok": True, "data": plain.to_plain(MEASURES[name](program))}
+    except Exception as exc:  # noqa: BLE001 - compiling bytes anyone could write
+        return {"ok": False, "error": cases.describe_error(exc)}
+
+
+def _load(blob: str) -> Any:
+    from grader.probes import Program
+
+    return Program.load(base64.b64decode(blob, validate=True))
+
+
+def _reference(blob: str) -> Any:
+    """The reference program of these bytes, read and compiled once per verifier."""
+    if blob in _references:
+        _references.move_to_end(blob)
+    else:
+        _references[blob] = _load(blob)
+        if len(_references) > _REFERENCES_KEPT:
+            _references.popitem(last=False)
+    return _references[blob]
+
+
+def differs(program: Any, reference: Any, seed: int) -> str | None:
+    """Why ``program`` does not compute what ``reference`` computes, run side by side on
+    fresh inputs drawn from ``seed``; None when their results agree."""
+    mine, theirs = program.exported, reference.exported
+    if (mine.in_tree, mine.in_avals) != (theirs.in_tree, theirs.in_avals):
+        return "it takes other arguments than the reference solution's program"
+    unsafe = sorted(_unsafe_calls(program.module))
+    if unsafe:
+        return (f"it calls {', '.join(unsafe)}, which the grader does not run (a call back "
+                "into Python, such as jax.debug.print, cannot be checked)")
+    inputs = fresh_inputs(theirs.in_avals, seed)
+    got, want = program.run(inputs), reference.run(inputs)
+    if mine.out_tree != theirs.out_tree or len(got) != len(want):
+        return "it returns another structure than the reference solution's program"
+    for index, (g, w) in enumerate(zip(got, want, strict=True)):
+        where = "its result" if len(got) == 1 else f"result {index}"
+        if g.shape != w.shape:
+            return f"{where} has shape {g.shape}, the reference's {w.shape}"
+        if w.dtype.kind in "fc":
+            same = g.dtype.kind in "fc" and np.allclose(g, w, rtol=RTOL, atol=ATOL,
+                                                        equal_nan=True)
+        else:
+            same = np.array_equal(g, w)
+        if not same:
+            return f"{where} differs from the reference's"
+    return None
+
+
+def _unsafe_calls(module: str) -> set[str]:
+    """The custom calls of a StableHLO module that may not be run. Each operation starts a
+    line; a custom call is safe only in its usual printed form, ``stablehlo.custom_call
+    @target(``, with a target on the list (what follows, such as a location an author
+    named, is never read)."""
+    from grader.probes import _OPERATION
+
+    unsafe = set()
+    for line in module.splitlines():
+        match = _OPERATION.match(line)
+        name = (match.group("quoted") or match.group("plain")) if match else ""
+        if name.endswith("custom_call"):
+            call = _CUSTOM_CALL.match(line)
+            if not (call and _SAFE_CALL.match(call.group(1))):
+                unsafe.add(call.group(1) if call else "a custom call in an unusual form")
+    return unsafe
+
+
+def fresh_inputs(avals: Any, seed: int) -> list[Any]:
+    """Random inputs of the shapes and types ``avals`` gives: normal floats, unsigned
+    integers over their whole range (legacy PRNG keys are pairs of uint32), signed integers
+    in [-100, 100], booleans, and random keys."""
+    import jax
+
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for aval in avals:
+        dtype = aval.dtype
+        if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            data = jax.eval_shape(jax.random.key_data, jax.ShapeDtypeStruct(aval.shape, dtype))
+            bits = rng.integers(0, 2**32, size=data.shape, dtype=np.uint64).astype(data.dtype)
+            inputs.append(jax.random.wrap_key_data(bits, impl=_key_impl(dtype)))
+        elif np.dtype(dtype).kind in "fc":
+            inputs.append(rng.standard_normal(aval.shape).astype(dtype))
+        elif np.dtype(dtype).kind == "u":
+            info = np.iinfo(dtype)
+            inputs.append(rng.integers(0, int(info.max) + 1, size=aval.shape,
+                                       dtype=np.uint64).astype(dtype))
+        elif np.dtype(dtype).kind == "i":
+            inputs.append(rng.integers(-100, 101, size=aval.shape).astype(dtype))
+        else:
+            inputs.append(rng.integers(0, 2, size=aval.shape).astype(dtype))
+    return inputs
+
+
+@functools.cache
+def _key_impl(dtype: Any) -> str:
+    """The name of the PRNG implementation whose keys have this dtype."""
+    import jax
+
+    for name in ("threefry2x32", "rbg", "unsafe_rbg"):
+        if jax.random.key(0, impl=name).dtype == dtype:
+            return name
+    raise ValueError(f"keys of type {dtype} are of no known PRNG implementation")
 
 
 def main() -> None:
@@ -49,7 +197,8 @@ def main() -> None:
     replies.flush()
     for line in sys.stdin:
         request = json.loads(line)
-        reply = verify(request.get("measure"), request.get("blob"))
+        reply = verify(request.get("measures"), request.get("blob"), request.get("reference"),
+                       request.get("seed", 0))
         replies.write(json.dumps({"req": request.get("req"), **reply}) + "\n")
         replies.flush()
 

@@ -188,6 +188,9 @@ def main() -> None:
 
     have = use_cpu_devices(devices)
     os.environ[WORKER_ENV] = "1"  # from now on notebooks' device set-up and check() stand down
+    for name in [n for n in os.environ if n.startswith(("JAX_COMPILATION_CACHE_",
+                                                         "JAX_PERSISTENT_CACHE_"))]:
+        del os.environ[name]  # JAX has read its cache's settings: processes started here keep none
     worker = Worker(replies)
     forbid_trace_hooks()
     from grader import cases

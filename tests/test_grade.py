@@ -71,6 +71,8 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
                                                                           "partial")},
     "fakes-compiled-text-in-jax-internals-for-a-host-dot": {"distributed_dot": (DOT_RESULTS,
                                                                               "partial")},
+    "traces-a-decoy-psum-and-computes-the-dot-on-the-host": {"distributed_dot": (DOT_RESULTS,
+                                                                               "partial")},
     "rewrites-replies-while-ring-shift-is-measured": {"ring_shift": (0, "failed")},
     "switches-the-seal-off-to-fake-how-dot-computes": {"distributed_dot": (DOT_RESULTS,
                                                                            "partial")},
@@ -438,6 +440,20 @@ def test_how_a_function_computes_is_measured_outside_the_submission(graded):
     failed = {t["test"] for t in tests if t["status"] != "passed"}
     assert failed == HOW_DOT_COMPUTES
     assert student["problems"] == []
+
+
+@pytest.mark.slow
+def test_a_decoy_program_is_told_apart_by_running_it_on_new_inputs(graded):
+    """Does a function that hands jax.jit a decoy (a shard_map whose psum adds the wrong
+    numbers) while computing its values on the host lose exactly the tests of how it
+    computes, each saying that its program does not compute what the exercise asks?"""
+    student = graded["traces-a-decoy-psum-and-computes-the-dot-on-the-host"]
+    tests = student["exercises"]["distributed_dot"]["tests"]
+    failed = {t["test"]: t["message"] for t in tests if t["status"] != "passed"}
+    assert set(failed) == HOW_DOT_COMPUTES
+    why = msg.MSG_DIFFERS.format(name="distributed_dot",
+                                 why="its result differs from the reference's")
+    assert set(failed.values()) == {why}
 
 
 @pytest.mark.slow

@@ -290,24 +290,26 @@ def test_in_a_worker_a_measure_is_sent_as_a_program(mesh, monkeypatch):
     with pytest.raises(plain.NotPlain, match="not verified"):
         plain.from_plain(tagged)
     blob = tagged["dict"]["collectives"]["program"]["blob"]
-    reply = verifier.verify("hlo_collectives", blob)
-    assert reply["ok"] and plain.from_plain(reply["data"]) == only_counts(all_reduce=1)
-    assert verifier.verify("summarise", blob)["ok"]
+    reply = verifier.verify(["hlo_collectives", "summarise", "exec"], blob)
+    counts, summary, unknown = reply["measured"]
+    assert reply["ok"] and plain.from_plain(counts["data"]) == only_counts(all_reduce=1)
+    assert summary["ok"] and unknown == {
+        "ok": False, "error": {"type": "ValueError", "message": "no such measure"}}
     assert base64.b64decode(blob) == sent.program
 
 
-@pytest.mark.parametrize(("measure", "blob", "error"), [
-    ("hlo_collectives", "bm90IGEgcHJvZ3JhbQ==", None),  # "not a program"
-    ("hlo_collectives", "%%% not base64", "Error"),
-    ("exec", "", "no such measure"),
-    (["hlo_collectives"], "", "no such measure"),
+@pytest.mark.parametrize(("measures", "blob", "error"), [
+    (["hlo_collectives"], "bm90IGEgcHJvZ3JhbQ==", None),  # "not a program"
+    (["hlo_collectives"], "%%% not base64", "Error"),
+    ("hlo_collectives", "", "a malformed request"),  # one name, not a list
+    (["hlo_collectives"], ["not", "text"], "a malformed request"),
 ])
-def test_the_verifier_refuses_what_is_not_a_program(measure, blob, error):
-    """Are bytes that are not a program, text that is not base64 and unknown measures an
+def test_the_verifier_refuses_what_is_not_a_program(measures, blob, error):
+    """Are bytes that are not a program, text that is not base64 and malformed requests an
     error reply, not an exception?"""
     from grader import verifier
 
-    reply = verifier.verify(measure, blob)
+    reply = verifier.verify(measures, blob)
     assert reply["ok"] is False
     assert error is None or error in str(reply["error"])
 

@@ -6,31 +6,36 @@ conftest.py gives this process 8 CPU devices; the verifiers started here have 2.
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import alternatives
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 from jax.sharding import PartitionSpec as P
 
-from grader import cases, plain, probes, runner
+from grader import cases, grade, plain, probes, runner, submission, verifier
 from grader import messages as msg
 
 DEVICES = 2
 
 
-def psum_program() -> str:
-    """A serialized program, as a worker on 2 devices sends it: a shard_map with one psum."""
+def psum_program(block_sum=lambda b: b.sum(), x=None) -> dict:
+    """A serialized program, as a worker on 2 devices sends it: a shard_map adding up
+    ``block_sum`` of each block with one psum (by default, the sum of ``x``, ``arange(4)``)."""
     mesh = jax.make_mesh((DEVICES,), ("data",), devices=jax.devices()[:DEVICES],
                          axis_types=(jax.sharding.AxisType.Auto,))
-    fn = jax.shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=mesh, in_specs=P("data"),
-                       out_specs=P())
-    return plain.to_plain(plain.Unverified(
-        "hlo_collectives", probes.Program.of(fn, jnp.arange(4.0)).serialize()))
+    fn = jax.shard_map(lambda b: jax.lax.psum(block_sum(b), "data"), mesh=mesh,
+                       in_specs=P("data"), out_specs=P())
+    x = jnp.arange(4.0) if x is None else x
+    return plain.to_plain(plain.Unverified("hlo_collectives", probes.Program.of(fn, x).serialize()))
 
 
-def run_of(outcomes: dict) -> runner.Run:
+def run_of(outcomes: dict, reference: runner.Run | None = None) -> runner.Run:
     result = runner.Run(DEVICES, outcomes=outcomes)
     try:
-        runner._verify(result, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX)
+        runner._verify(result, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX, reference)
     finally:
         runner.close_verifiers()
     return result
@@ -68,6 +73,115 @@ def test_programs_are_measured_and_bad_ones_fail_alone():
     assert plain.verified_paths(outcomes["good"]["data"]) == {"/collectives"}
     assert plain.verified_paths(outcomes["top"]["data"]) == {"/"}
     assert result.unfinished is None
+
+
+@pytest.mark.slow
+def test_a_program_must_compute_what_the_reference_computes_on_new_inputs():
+    """Is each program run next to the reference's program of its case, on inputs the
+    submission never saw: is one computed another way measured and left to pass, while one
+    that gives the reference's result only on the test's own input (its psum decorative), one
+    whose psum adds the wrong values, and one made for other arguments are measured but marked
+    with the reason they cannot pass?"""
+    want = psum_program()
+    reference = runner.Run(DEVICES, programs={
+        (case, ()): want["program"]["blob"] for case in ("other_way", "decoy", "args", "wrong")})
+    result = run_of({
+        "other_way": {"ok": True, "data": psum_program(lambda b: b[::-1].sum())},
+        "decoy": {"ok": True, "data": psum_program(lambda b: b[0] * 0 + 6.0 / DEVICES)},
+        "args": {"ok": True, "data": psum_program(x=jnp.arange(6.0))},
+        "wrong": {"ok": True, "data": psum_program(lambda b: b[0])},
+        "unchecked": {"ok": True, "data": psum_program(lambda b: b[0])},  # no reference
+    }, reference)
+    outcomes = result.outcomes
+    for case in outcomes:
+        assert outcomes[case]["ok"]
+        assert plain.from_plain(outcomes[case]["data"])["all-reduce"] == 1
+    assert "differs" not in outcomes["other_way"] and "differs" not in outcomes["unchecked"]
+    assert outcomes["decoy"]["differs"] == "its result differs from the reference's"
+    assert outcomes["wrong"]["differs"] == outcomes["decoy"]["differs"]
+    assert outcomes["args"]["differs"] == (
+        "it takes other arguments than the reference solution's program")
+
+
+def test_a_program_that_differs_fails_with_the_judges_hint_or_with_the_reason():
+    """Does a case whose program computes something else fail with the judge's own message and
+    hint when the judge fails (the all-reduce is missing), and otherwise with the reason its
+    program does not count?"""
+    found = next(c for c in cases.for_exercise("distributed_dot")
+                 if c.name == "compiles_to_an_all_reduce")
+    want = {"ok": True, "data": {"verified": plain.to_plain({"all-reduce": 1})}}
+    why = "its result differs from the reference's"
+    decoy = {"ok": True, "data": want["data"], "differs": why}
+    decided = cases.decide(found, {8: decoy}, {8: want})
+    assert decided.status == msg.FAILED
+    assert decided.message == msg.MSG_DIFFERS.format(name="distributed_dot", why=why)
+    forgot = {**decoy, "data": {"verified": plain.to_plain({"all-reduce": 0})}}
+    decided = cases.decide(found, {8: forgot}, {8: want})
+    assert decided.status == msg.FAILED and decided.hint == msg.HINT_FORGOT_PSUM
+    assert cases.decide(found, {8: want}, {8: want}).status == msg.PASSED
+
+
+@pytest.mark.slow
+def test_correct_functions_written_apart_agree_with_the_reference_on_new_inputs():
+    """Handed in as a submission, do correct functions written independently of the
+    solutions (alternatives.py) pass every test of lesson 3 on 8 devices: are their
+    programs, run next to the reference solutions' on new inputs, found to agree?"""
+    chosen = [c for c in cases.load() if c.exercise in alternatives.CORRECT
+              and 8 in c.device_counts]
+    try:
+        reference = runner.run(submission.load(grade.SOLUTIONS).sources, chosen, 8,
+                               runner.DEFAULT_LIMITS)
+        source = Path(alternatives.__file__).read_text()
+        theirs = runner.run([runner.Source("alternatives.py", "alternatives.py", source)],
+                            chosen, 8, runner.DEFAULT_LIMITS, reference=reference)
+    finally:
+        runner.close_verifiers()
+    checked = {case for case, _ in reference.programs}
+    assert checked and checked == {case for case, _ in theirs.programs}
+    for c in chosen:
+        decided = cases.decide(c, {8: theirs.outcomes[c.id]}, {8: reference.outcomes[c.id]})
+        assert decided.status == msg.PASSED, (c.id, decided.message)
+
+
+def test_fresh_inputs_differ_by_seed_and_cover_every_kind_of_input():
+    """Are the verifier's inputs random (another seed, other values), of the exact shapes and
+    types asked, keys included?"""
+    avals = [jax.core.ShapedArray((3, 2), jnp.float32), jax.core.ShapedArray((4,), jnp.uint32),
+             jax.core.ShapedArray((5,), jnp.int32), jax.core.ShapedArray((2,), jnp.bool_),
+             jax.typeof(jax.random.split(jax.random.key(0), 3))]
+    first, again, other = (verifier.fresh_inputs(avals, seed) for seed in (1, 1, 2))
+    for aval, x, y, z in zip(avals, first, again, other, strict=True):
+        assert (x.shape, x.dtype) == (aval.shape, aval.dtype)
+        data = [jax.random.key_data(v) if aval.dtype == avals[-1].dtype else v for v in (x, y, z)]
+        assert np.array_equal(data[0], data[1])
+    assert not np.array_equal(first[0], other[0])
+    assert first[2].min() >= -100 and first[2].max() <= 100
+
+
+def test_only_sharding_annotations_and_lapack_calls_are_run():
+    """Does the verifier refuse to run a program with a custom call other than sharding
+    annotations and LAPACK (a call back into Python, say), including one printed in another
+    form or whose location names a safe target?"""
+    module = (' %0 = stablehlo.custom_call @Sharding(%arg0) : tensor<4xf32>\n'
+              ' %1:2 = stablehlo.custom_call @lapack_sgetrf_ffi(%0) loc("custom_call @x")\n')
+    assert verifier._unsafe_calls(module) == set()
+    callback = module + ' %2 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%1)\n'
+    assert verifier._unsafe_calls(callback) == {"xla_ffi_python_cpu_callback"}
+    posing = module + ' %2 = stablehlo.custom_call @"evil"(%1) loc("custom_call @Sharding(")\n'
+    generic = module + ' %2 = "stablehlo.custom_call"(%1) {call_target_name = "Sharding"}\n'
+    for hidden in (posing, generic):
+        assert verifier._unsafe_calls(hidden) == {"a custom call in an unusual form"}
+
+
+def test_a_function_that_calls_back_into_python_is_told_why_it_cannot_be_measured():
+    """Does a function with jax.debug.print get a clear reason instead of jax.export's
+    NotImplementedError (which would read as "not attempted")?"""
+    def noisy(x):
+        jax.debug.print("x = {}", x)
+        return x * 2
+
+    with pytest.raises(ValueError, match="jax.debug.print"):
+        probes.Program.of(noisy, jnp.arange(4.0))
 
 
 @pytest.mark.slow
