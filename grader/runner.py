@@ -370,10 +370,11 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
 
 def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None = None) -> None:
     """Have a verifier take, in place, every measure a worker sent as a program (see
-    :mod:`grader.verifier`), each distinct program once, after running it against the
+    :mod:`grader.verifier`), each distinct program once, and run it against the
     ``reference`` run's program of the same case, if there is one. A case whose program
-    could not be measured or computes something else fails, saying why; a case whose data
-    claims to be verified already was forged, and fails too."""
+    could not be measured fails, saying why; one whose program computes something else keeps
+    its measures, for the judge's message and hint, with a ``differs`` reason that stops it
+    from passing; a case whose data claims to be verified already was forged, and fails."""
     todo: dict[tuple[str, str | None], list[tuple[str, tuple, object]]] = {}
     for case_id, outcome in result.outcomes.items():
         if not outcome.get("ok"):
