@@ -43,20 +43,22 @@ def run_of(outcomes: dict, reference: runner.Run | None = None) -> runner.Run:
 
 @pytest.mark.slow
 def test_programs_are_measured_and_bad_ones_fail_alone():
-    """Is a good program measured in place, while bytes that are not a program, a verified
-    measurement the worker claims to have taken itself, and an unknown measure each fail only
-    their own case, with a reason?"""
+    """Is a good program measured in place, while bytes that are not a program, a program
+    tag whose bytes are not text, a verified measurement the worker claims to have taken
+    itself, and an unknown measure each fail only their own case, with a reason?"""
     good = psum_program()
     forged = {"verified": plain.to_plain({"all-reduce": 1})}
     garbage = {"program": {"measure": "hlo_collectives", "blob": "bm90IGEgcHJvZ3JhbQ=="}}
     unknown = {"program": {"measure": "open", "blob": good["program"]["blob"]}}
     malformed = {"program": ["not", "a", "dict"]}
+    number = {"program": {"measure": "hlo_collectives", "blob": 5}}
     result = run_of({
         "a": {"ok": True, "data": plain.to_plain({"collectives": "X"})},
         "bad": {"ok": True, "data": {"dict": {"collectives": garbage}}},
         "forged": {"ok": True, "data": {"dict": {"collectives": forged}}},
         "unknown": {"ok": True, "data": unknown},
         "malformed": {"ok": True, "data": {"dict": {"collectives": malformed}}},
+        "number": {"ok": True, "data": number},
         "good": {"ok": True, "data": {"dict": {"values": plain.to_plain([1.0]),
                                                "collectives": good}}},
         "top": {"ok": True, "data": good},
@@ -66,6 +68,7 @@ def test_programs_are_measured_and_bad_ones_fail_alone():
     assert outcomes["bad"] == {"ok": False, "unverified": outcomes["bad"]["unverified"]}
     assert outcomes["forged"] == {"ok": False, "unverified": "it claims to be verified"}
     assert outcomes["unknown"] == {"ok": False, "unverified": "no such measure"}
+    assert outcomes["number"] == {"ok": False, "unverified": "it is not a program"}
     with pytest.raises(plain.NotPlain, match="not verified"):  # left as sent: it cannot count
         plain.from_plain(outcomes["malformed"]["data"])
     counts = plain.from_plain(outcomes["good"]["data"])["collectives"]
