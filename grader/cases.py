@@ -34,6 +34,11 @@ Judge = Callable[[dict, dict], Verdict]
 PACKAGES = {False: "grader.public", True: "grader.hidden"}
 
 
+def exercise_of(case_id: str) -> str:
+    """The exercise of a case's :attr:`Case.id`."""
+    return case_id.split(":", 1)[0]
+
+
 @dataclass(frozen=True)
 class Case:
     """One test of one exercise."""

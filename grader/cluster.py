@@ -49,6 +49,7 @@ from typing import Any
 
 from grader import messages as msg
 from grader.devices import WORKER_ENV
+from grader.lifetime import die_with_parent
 
 DEFAULT_PROCESSES = 2
 DEFAULT_DEVICES_PER_PROCESS = 4
@@ -508,19 +509,6 @@ def _from_plain(data: Any) -> Any:
 
 
 # --- the child's side -----------------------------------------------------------------------
-def _die_with_parent(parent: int) -> None:
-    """Be killed when the launching process ends, however it ends (Linux)."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:  # it ended before that took effect
-        os._exit(1)
-
-
 def _join(job: dict) -> None:
     """Give JAX this process's devices and join the others: before anything starts JAX."""
     import jax
@@ -578,7 +566,7 @@ def _replay(job: dict) -> Any:
 
 def _child_main(argv: list[str]) -> None:
     job_path, result_fd, parent = argv[1], int(argv[2]), int(argv[3])
-    _die_with_parent(parent)
+    die_with_parent(parent)
     nonce = sys.stdin.readline().strip()
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     results = os.fdopen(result_fd, "w")

@@ -38,6 +38,13 @@ MSG_DIFFERS = ("how `{name}` computes counts only for a program that computes wh
                "asks, and the program it compiles to does not: run on new inputs next to the "
                "reference solution's, {why}")
 MSG_VERIFIER_FAILED = "the grader could not start a verifier on {devices} device(s): {why}"
+MSG_VERIFIER_TIME_UP = ("compiling and running the programs of this exercise took over the "
+                        "{seconds:g} s they may take in all")
+MSG_VERIFIER_DIED = "compiling or running it failed: {how}"
+MSG_REPLY_TOO_LARGE = "its reply is larger than any test needs ({what})"
+MSG_REPLY_UNREADABLE = "its reply is not valid JSON"
+MSG_REPLIES_TOO_LARGE = ("the replies of its tests on {devices} device(s) are larger than any "
+                         "test needs (over {items:,} values in all)")
 MSG_NO_EXPECTED = (
     "no expected values are stored for {devices} device(s); run the first cell of the "
     "notebook (it asks for {default} devices) and restart the kernel if needed"

@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-#: An array larger than this is not sent back: no test needs one.
-MAX_ELEMENTS = 1_000_000
+#: An array larger than this is not sent back: no test needs one (the largest holds 2,000).
+MAX_ELEMENTS = 100_000
 
 
 class NotPlain(TypeError):

@@ -28,6 +28,13 @@ class TestResult:
     want: str | None = None
     hidden: bool = False
 
+    def __post_init__(self) -> None:
+        # Texts may quote what a worker sent: whatever it was, they are stored as text, so
+        # that the results can always be written (a NaN where a text belongs could not).
+        self.message = str(self.message)
+        self.hint, self.got, self.want = (None if text is None else str(text)
+                                          for text in (self.hint, self.got, self.want))
+
 
 @dataclass(repr=False)
 class ExerciseResult:

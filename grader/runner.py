@@ -26,13 +26,14 @@ from pathlib import Path
 
 from grader import cases as case_registry
 from grader import messages as msg
-from grader import plain
+from grader import plain, replies
 from grader.cases import Case
 
 #: How much of a worker's last output is kept to explain a failed start.
 KEEP_TAIL = 2000
-#: The longest reply line read from a worker.
-MAX_REPLY = 64 * 1024 * 1024
+#: Reply lines naming the awaited request kept until read: each at most
+#: ``replies.MAX_BYTES``, so that a worker writing them fast cannot fill the grader's memory.
+KEEP_REPLIES = 4
 
 
 #: bubblewrap, when installed: the sandbox workers run in.
@@ -73,10 +74,10 @@ class Sandbox:
     def sandboxed(self) -> bool:
         return bool(self.use_bwrap and BWRAP)
 
-    def command(self, home: str, die_with_parent: bool = True) -> list[str]:
-        """The bubblewrap command line, or none. ``die_with_parent`` ends the sandbox when the
-        thread that started it ends (Linux ties that signal to the thread, not the process);
-        a process that outlives its thread must end otherwise (a verifier: at end of input)."""
+    def command(self, home: str) -> list[str]:
+        """The bubblewrap command line, or none. Everything in the sandbox ends when the
+        process that started it does (:func:`spawn` starts it from a thread that lives as
+        long as the grader: Linux ties that signal to the thread)."""
         if not self.sandboxed:
             return []
         # The private /tmp first: what is bound next may lie under /tmp (a course cloned there).
@@ -89,10 +90,19 @@ class Sandbox:
                 args += (["--tmpfs", str(path)] if path.is_dir() else
                          ["--ro-bind", "/dev/null", str(path)] if path.exists() else [])
         args += ["--size", str(self.scratch), "--tmpfs", home, "--chdir", home,
+                 *_UNPRIVILEGED,
                  "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-                 *(["--die-with-parent"] if die_with_parent else []), "--new-session"]
+                 "--die-with-parent", "--new-session"]
         return args
 
+
+#: Whoever starts the grader, root included (a container, a CI runner), a sandbox holds no
+#: capability: none in effect or in its bounding set, in a user namespace of its own, where it
+#: cannot make another (in which it would hold them all again). Without this, bubblewrap
+#: started by root keeps root's capabilities: a submission could make a device node of the
+#: disk, open any host file by its handle, remount its read-only binds writable and write
+#: next to the grader's code, or raise its own memory cap.
+_UNPRIVILEGED = ("--unshare-user", "--disable-userns", "--cap-drop", "ALL")
 
 DEFAULT_SANDBOX = Sandbox()
 _PACKAGE = Path(__file__).resolve().parent
@@ -143,6 +153,40 @@ class Source:
     code: str
 
 
+_spawn_requests: queue.Queue = queue.Queue()
+_spawner_lock = threading.Lock()
+_spawner: threading.Thread | None = None
+
+
+def _spawn_forever() -> None:
+    while True:
+        args, kwargs, started = _spawn_requests.get()
+        try:
+            started.put(subprocess.Popen(args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the thread that asked
+            started.put(exc)
+
+
+def spawn(args: list[str], **kwargs: object) -> subprocess.Popen:
+    """``subprocess.Popen(args, **kwargs)``, started from one thread that lives as long as
+    the grader. A sandbox (``--die-with-parent``) and a plain worker
+    (:func:`grader.lifetime.die_with_parent`) end when the thread that started them ends,
+    however the grader ends: started from a grading thread, a verifier that outlives it
+    would be killed; started otherwise, one would outlive a grader killed by SIGKILL."""
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            _spawner = threading.Thread(target=_spawn_forever, name="grader-spawner",
+                                        daemon=True)
+            _spawner.start()
+    started: queue.Queue = queue.Queue()
+    _spawn_requests.put((args, kwargs, started))
+    process = started.get()
+    if isinstance(process, BaseException):
+        raise process
+    return process
+
+
 class WorkerDied(Exception):
     """The worker's process ended."""
 
@@ -174,13 +218,14 @@ class WorkerProcess:
             env.update({"JAX_COMPILATION_CACHE_DIR": os.path.join(self.home.name, "jax-cache"),
                         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
                         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"})
-        # A verifier serves one run after another, from whichever thread: it must outlive the
-        # thread that started it, and it ends when its input does (the grader closed it or died).
-        prefix = sandbox.command(self.home.name, die_with_parent=module == "grader.worker")
+        prefix = sandbox.command(self.home.name)
         self.sandboxed = bool(prefix)
-        self.process = subprocess.Popen(
+        self.process = spawn(
             [*prefix, sys.executable, "-I", "-c", f"from {module} import main; main()",
-             str(devices), str(limits.memory)],
+             str(devices), str(limits.memory),
+             # A plain worker ties its life to the grader's itself (in the sandbox, its pid
+             # is another and bubblewrap does it).
+             "0" if prefix else str(os.getpid())],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -190,26 +235,39 @@ class WorkerProcess:
         )
         with _live_lock:
             _live.add(self)
-        self.replies: queue.Queue[bytes | None] = queue.Queue()
+        self.replies: queue.Queue[tuple[bytes, bool] | None] = queue.Queue(KEEP_REPLIES + 1)
+        self.awaiting: bytes | None = b'"ready"'  # the id of the request awaited, quoted
+        self.cost = 0  # of the last reply received (see replies.cost)
         self.tail = b""
         threading.Thread(target=self._read_replies, daemon=True).start()
         threading.Thread(target=self._discard_output, daemon=True).start()
 
     def _read_replies(self) -> None:
-        stream = self.process.stdout
-        while line := stream.readline(MAX_REPLY):
-            self.replies.put(line)
-        self.replies.put(None)
+        """Keep the lines that name the request awaited (a few at most); drop the rest as they
+        come. Of a line longer than any reply may be, only its start is kept, marked."""
+        with self.process.stdout as stream:  # closed here, by its only reader
+            while line := stream.readline(replies.MAX_BYTES):
+                truncated = not line.endswith(b"\n")
+                while truncated and (rest := stream.readline(replies.MAX_BYTES)):
+                    if rest.endswith(b"\n"):
+                        break
+                awaiting = self.awaiting
+                if awaiting is not None and awaiting in line \
+                        and self.replies.qsize() < KEEP_REPLIES:
+                    self.replies.put((line, truncated))
+        self.replies.put(None)  # the queue keeps one place free for this
 
     def _discard_output(self) -> None:
         """Read what the worker prints, however much, so that it never blocks on a full pipe;
         only the last lines are kept, to explain a worker that fails to start."""
-        stream = self.process.stderr
-        while chunk := stream.read1(65536):
-            self.tail = (self.tail + chunk)[-KEEP_TAIL:]
+        with self.process.stderr as stream:
+            while chunk := stream.read1(65536):
+                self.tail = (self.tail + chunk)[-KEEP_TAIL:]
 
-    def receive(self, req: str, timeout: float) -> dict:
-        """The reply to request ``req``; lines that are not it are ignored."""
+    def receive(self, req: str, timeout: float, op: str = "ready") -> dict:
+        """The reply to request ``req`` (of kind ``op``), as :func:`grader.replies.read`
+        accepts it; lines that are not it are ignored."""
+        self.awaiting = f'"{req}"'.encode()
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
@@ -220,23 +278,25 @@ class WorkerProcess:
             except queue.Empty:
                 raise WorkerTimeout from None
             if line is None:
+                self.replies.put(None)  # for whoever asks next
                 raise WorkerDied(self.how_it_ended())
-            try:
-                reply = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(reply, dict) and reply.get("req") == req:
+            text, truncated = line
+            found = replies.read(text, req, op, truncated)
+            if found is not None:
+                self.awaiting = None
+                reply, self.cost = found
                 return reply
 
     def request(self, op: str, timeout: float, **fields: object) -> dict:
         """Send one request and wait for its reply."""
         req = secrets.token_hex(8)
+        self.awaiting = f'"{req}"'.encode()
         try:
             self.process.stdin.write((json.dumps({"op": op, "req": req, **fields}) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             raise WorkerDied(self.how_it_ended()) from None
-        return self.receive(req, timeout)
+        return self.receive(req, timeout, op)
 
     def how_it_ended(self) -> str:
         try:
@@ -260,16 +320,17 @@ class WorkerProcess:
             pass
 
     def close(self) -> None:
-        """Kill the worker and everything it started, and clean up after it."""
+        """Kill the worker and everything it started, and clean up after it. Its output
+        pipes are closed by the threads reading them, once every process holding them has
+        ended: closing them here could wait on a reader blocked in a read."""
         with _live_lock:
             _live.discard(self)
         self.kill()
         self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            try:
-                stream.close()
-            except OSError:
-                pass
+        try:
+            self.process.stdin.close()
+        except OSError:
+            pass
         self.home.cleanup()
 
 
@@ -286,6 +347,7 @@ class Run:
     problems: list[str] = field(default_factory=list)
     unfinished: str | None = None
     programs: dict[tuple[str, tuple], str] = field(default_factory=dict)
+    kept: int = 0  # what the replies kept cost (see grader.replies)
 
 
 class Stopped(Exception):
@@ -362,19 +424,25 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
         finally:
             worker.close()
     if not _stopping.is_set():
-        _verify(result, limits, sandbox, reference)
+        _verify(result, limits, sandbox, reference, ends)
     if _stopping.is_set():  # what a killed worker measured last is not to be trusted
         raise Stopped
     return result
 
 
-def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None = None) -> None:
+def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None = None,
+            ends: float | None = None) -> None:
     """Have a verifier take, in place, every measure a worker sent as a program (see
     :mod:`grader.verifier`), each distinct program once, and run it against the
     ``reference`` run's program of the same case, if there is one. A case whose program
     could not be measured fails, saying why; one whose program computes something else keeps
     its measures, for the judge's message and hint, with a ``differs`` reason that stops it
-    from passing; a case whose data claims to be verified already was forged, and fails."""
+    from passing; a case whose data claims to be verified already was forged, and fails.
+
+    The programs of one exercise have ``limits.exercise`` seconds of the verifier in all,
+    and every program must be done when the run's time (``ends``) is up: a program that
+    takes longer costs its own cases, its verifier's whole sandbox is killed and a fresh
+    verifier takes the next one."""
     todo: dict[tuple[str, str | None], list[tuple[str, tuple, object]]] = {}
     for case_id, outcome in result.outcomes.items():
         if not outcome.get("ok"):
@@ -390,11 +458,26 @@ def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None
             theirs = reference.programs.get((case_id, where)) if reference else None
             todo.setdefault((blob, theirs), []).append((case_id, where, measure))
     verifier, kind = None, (result.devices, limits, sandbox)
+    deadlines: dict[str, float] = {}  # by exercise: when its programs' time is up
     try:
         for (blob, theirs), uses in todo.items():
             uses = [use for use in uses if result.outcomes[use[0]].get("ok")]
             if _stopping.is_set() or not uses:
                 continue  # stopping, or an earlier program of these cases failed
+            now = time.monotonic()
+            exercises = {case_registry.exercise_of(case_id) for case_id, _, _ in uses}
+            for exercise in exercises:
+                deadlines.setdefault(exercise, now + limits.exercise)
+            seconds = min(deadlines[exercise] for exercise in exercises) - now
+            if ends is not None and ends - now < seconds:
+                seconds = ends - now
+                late = msg.MSG_RUN_TOO_LONG.format(seconds=limits.run, devices=result.devices)
+            else:
+                late = msg.MSG_VERIFIER_TIME_UP.format(seconds=limits.exercise)
+            if seconds <= 0:
+                for case_id, _, _ in uses:
+                    result.outcomes[case_id] = {"ok": False, "unverified": late}
+                continue
             if verifier is None:
                 try:
                     verifier = _take_verifier(kind)
@@ -406,15 +489,15 @@ def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None
                         result.outcomes[case_id] = {"ok": False, "not_run": why}
                     continue
             try:
-                reply = verifier.request("verify", limits.exercise,
+                reply = verifier.request("verify", seconds,
                                          measures=[measure for _, _, measure in uses], blob=blob,
                                          reference=theirs, seed=secrets.randbits(63))
             except (WorkerDied, WorkerTimeout) as exc:  # the program took it down: a new one
                 verifier.close()
                 verifier = None
-                how = f"took over {limits.exercise:g} s" if isinstance(exc, WorkerTimeout) \
-                    else f"failed: {exc}"
-                reply = {"ok": False, "error": {"message": f"compiling or running it {how}"}}
+                how = late if isinstance(exc, WorkerTimeout) else \
+                    msg.MSG_VERIFIER_DIED.format(how=exc)
+                reply = {"ok": False, "error": {"message": how}}
             measured = reply.get("measured")
             if reply.get("ok") and isinstance(measured, list) and len(measured) == len(uses):
                 for (case_id, where, _), taken in zip(uses, measured, strict=True):
@@ -581,7 +664,10 @@ def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits,
             except WorkerDied as exc:
                 failure = {"ok": False, "crashed": str(exc), "devices": worker.devices}
             else:
-                reply.pop("req", None)
+                result.kept += worker.cost
+                if result.kept > replies.MAX_RUN_ITEMS:  # kept until judged: bounded
+                    reply = replies.failed(msg.MSG_REPLIES_TOO_LARGE.format(
+                        devices=worker.devices, items=replies.MAX_RUN_ITEMS))
                 restored = reply.pop("restored", None)
                 if restored:
                     text = msg.MSG_RESTORED.format(what=case_registry.changes(restored))

@@ -89,7 +89,7 @@ class Store:
         ``seen`` (taken before grading) by this grader."""
         try:
             text = self._path(student).read_text()
-            data = json.loads(text)
+            data = json.loads(text, parse_constant=_refuse)  # NaN could not be written back
             if data["fingerprint"] != seen:
                 return None
             result = StudentResult.from_json(student, data["result"])
@@ -102,7 +102,7 @@ class Store:
         """Store a result graded from the submission whose fingerprint, taken before grading,
         is ``seen``, atomically (a reader sees the old file or the new one, whole)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"fingerprint": seen, "result": result.to_json()})
+        text = json.dumps({"fingerprint": seen, "result": result.to_json()}, allow_nan=False)
         write_atomic(self._path(student), text)
         self.written[student] = text
 
@@ -146,3 +146,7 @@ def remove_leftovers(folder: Path) -> None:
         pid = leftover.name.removesuffix(TEMPORARY).rsplit(".", 1)[-1]
         if pid.isdigit() and not Path(f"/proc/{pid}").exists():
             leftover.unlink(missing_ok=True)
+
+
+def _refuse(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")

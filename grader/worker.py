@@ -1,10 +1,11 @@
 """The worker: runs a student's code and the probes next to it, in a process of its own.
 
 Started by :mod:`grader.runner` as ``python -I -c "from grader.worker import main; main()"
-DEVICES MEMORY`` (imported under its own name, so that the seal covers it). It fixes the device
-count before JAX starts, then answers requests read as JSON lines on stdin with JSON lines on
-its original stdout. The student's code sees /dev/null as stdin, and its stdout and stderr both
-go to the worker's stderr, so nothing it prints can pass for a reply.
+DEVICES MEMORY GRADER`` (imported under its own name, so that the seal covers it; GRADER is the
+grader's pid, or 0 in the sandbox). It fixes the device count before JAX starts, then answers
+requests read as JSON lines on stdin with JSON lines on its original stdout. The student's code
+sees /dev/null as stdin, and its stdout and stderr both go to the worker's stderr, so nothing it
+prints can pass for a reply.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, TextIO
 
 from grader import cluster  # lesson 6: processes launched by a test replay what ran here
 from grader import seal as sealing
+from grader.lifetime import die_with_parent
 
 #: Cell magics that only observe the code they wrap: the body still runs.
 TRANSPARENT_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "memit"})
@@ -176,7 +178,9 @@ def forbid_trace_hooks() -> None:
 
 
 def main() -> None:
-    devices, memory = int(sys.argv[1]), int(sys.argv[2])
+    devices, memory, grader = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    if grader:  # not sandboxed: bubblewrap does this in the sandbox
+        die_with_parent(grader)
     # Capped before any student code runs; in the sandbox, without the capability to raise it.
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
     requests = os.fdopen(os.dup(0), "r")

@@ -187,6 +187,54 @@ def test_a_function_that_calls_back_into_python_is_told_why_it_cannot_be_measure
         probes.Program.of(noisy, jnp.arange(4.0))
 
 
+def forever(block):
+    """A block sum that loops without end."""
+    def body(state):
+        return state[0] + 1, jnp.sin(state[1])
+    return jax.lax.while_loop(lambda state: state[0] >= 0, body, (0, block.sum()))[1]
+
+
+@pytest.mark.slow
+def test_a_program_that_never_ends_costs_its_own_cases_and_leaves_nothing_running():
+    """A program whose run never ends, in a run with 3 s per exercise: does it cost its own
+    case only, with the reason, while another exercise's program is still measured (by a
+    fresh verifier), and is every process of the verifier it held killed, however long the
+    program would run?"""
+    import threading
+
+    from test_sandbox import processes_with_home
+
+    good, endless = psum_program(), psum_program(forever)
+    limits = runner.Limits(exercise=3)
+    ids = {"endless": "ring_shift:endless", "good": "distributed_dot:good"}
+    reference = runner.Run(DEVICES, programs={(i, ()): good["program"]["blob"]
+                                              for i in ids.values()})
+    result = runner.Run(DEVICES, outcomes={ids["endless"]: {"ok": True, "data": endless},
+                                           ids["good"]: {"ok": True, "data": good}})
+    started = []
+    real_start = runner._start_verifier
+
+    def recording(*args):
+        started.append(real_start(*args))
+        return started[-1]
+
+    runner._start_verifier = recording
+    try:
+        verifying = threading.Thread(target=runner._verify,
+                                     args=(result, limits, runner.DEFAULT_SANDBOX, reference))
+        verifying.start()
+        verifying.join(timeout=120)
+        assert not verifying.is_alive(), "the grader waited on the program"
+    finally:
+        runner._start_verifier = real_start
+        runner.close_verifiers()
+    assert result.outcomes[ids["endless"]] == {
+        "ok": False, "unverified": msg.MSG_VERIFIER_TIME_UP.format(seconds=3)}
+    assert result.outcomes[ids["good"]]["ok"] and "differs" not in result.outcomes[ids["good"]]
+    assert len(started) == 2 and started[0].process.poll() is not None
+    assert processes_with_home([started[0].home.name]) == []
+
+
 @pytest.mark.slow
 def test_a_verifier_serves_one_run_after_another_until_it_fails():
     """Is the verifier of one run reused by the next, and one that failed not reused?"""
