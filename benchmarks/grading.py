@@ -1,6 +1,7 @@
 """Grading speed: a class of identical, complete and correct submissions.
 
     .venv/bin/python benchmarks/grading.py [--students 40] [--jobs 2] [--copies 2]
+    .venv/bin/python benchmarks/grading.py --hostile [--jobs 2]
 
 Each student hands in a copy of solutions/ (every exercise of the course, solved), under a
 name of its own. Prints:
@@ -20,6 +21,11 @@ name of its own. Prints:
 - the overhead: the grader's wall time per submission against the bare limit (target: at
   most 1.5x); both use ``--jobs`` processes on the same cores;
 - the load average before and after, since other work on the machine slows everything.
+
+With ``--hostile``, it grades instead a class of every fixture of tests/submissions/ (each
+``.py`` fixture handed in alone, and the notebooks), by the command line in a process of its
+own, and prints that process's peak memory: what the grader itself holds, whatever the
+submissions reply.
 
 Speed is measured here, never asserted in a test.
 """
@@ -102,13 +108,57 @@ def bare_seconds(jobs: int, copies: int) -> dict[str, float]:
     return total
 
 
+# The grader's command line, reporting its peak memory (VmHWM: this program's own high-water
+# mark; ru_maxrss would start at the size of the process it was forked from).
+GRADE_REPORTING_PEAK_MEMORY = """
+import runpy, sys
+try:
+    runpy.run_module("grader", run_name="__main__")
+finally:
+    with open("/proc/self/status") as status:
+        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    print("peak-rss-kib", peak, file=sys.stderr)
+"""
+
+
+def hostile(jobs: int) -> None:
+    """Grade every fixture of tests/submissions/ and print the time and the grader's peak
+    memory."""
+    folder = ROOT / "tests" / "submissions"
+    fixtures = [*folder.glob("*.py"), *folder.glob("*.ipynb")]
+    with tempfile.TemporaryDirectory() as tmp:
+        batch = Path(tmp) / "class"
+        batch.mkdir()
+        for fixture in fixtures:
+            shutil.copy(fixture, batch / fixture.name)
+        start = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-c", GRADE_REPORTING_PEAK_MEMORY, "grade", str(batch),
+             "--out", str(Path(tmp) / "out"), "--jobs", str(jobs), "--timeout", "20"],
+            capture_output=True, text=True, check=True)
+        total = time.perf_counter() - start
+    peak = next(line.split()[1] for line in done.stderr.splitlines()
+                if line.startswith("peak-rss-kib"))
+    print(f"hostile fixtures: {len(fixtures)}, jobs: {jobs}, "
+          f"sandbox: {'bubblewrap' if BWRAP else 'none'}")
+    print(f"whole batch (with ref.):  {total:7.2f} s")
+    print(f"grader's peak memory:     {int(peak) / 1024:7.1f} MiB (VmHWM of the grading "
+          "process)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--copies", type=int, default=2,
                         help="fresh copies of the solutions each bare process times")
+    parser.add_argument("--hostile", action="store_true",
+                        help="grade the fixtures of tests/submissions/ and print the "
+                             "grader's peak memory instead")
     args = parser.parse_args()
+    if args.hostile:
+        hostile(args.jobs)
+        return
     load_before = os.getloadavg()
 
     with tempfile.TemporaryDirectory() as tmp:

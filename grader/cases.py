@@ -208,6 +208,27 @@ def decide(found: Case, outcomes: dict[int, dict], wants: dict[int, dict]) -> Te
     )
 
 
+def decide_all(found: Sequence[Case], outcomes: dict[str, dict[int, dict]],
+               wants: dict[str, dict[int, dict | None]]) -> list[TestResult]:
+    """Judge every case of ``found`` (:func:`decide`), from the student's and the
+    reference's outcomes by case id and device count.
+
+    A test of how a function computes (one whose reference measure was verified) counts on
+    a device count only where every other test of its exercise passed on it: a program with
+    the right collectives that computes the wrong values is worth nothing (the grader cannot
+    tell it from a decoy), and ``check()`` in a kernel, which sees only the public tests,
+    says so by the same rule."""
+    how = {c.id for c in found
+           if any(w and w.get("ok") and plain.verified_paths(w.get("data"))
+                  for w in wants[c.id].values())}
+    wrong = {(c.exercise, n) for c in found if c.id not in how
+             for n, outcome in outcomes[c.id].items()
+             if _judge_one(c, c.exercise, outcome, wants[c.id].get(n))[0] != msg.PASSED}
+    return [decide(c, {n: {**outcome, "values_wrong": True} if (c.exercise, n) in wrong
+                       else outcome for n, outcome in outcomes[c.id].items()}
+                   if c.id in how else outcomes[c.id], wants[c.id]) for c in found]
+
+
 def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
     if outcome.get("missing"):
         return msg.NOT_FOUND, outcome["missing"], None, None, None
@@ -256,6 +277,8 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         # where the reference's measure was verified, a student's that was not can only fail
         if plain.verified_paths(want["data"]) - plain.verified_paths(outcome.get("data")):
             return msg.FAILED, msg.MSG_NOT_VERIFIED.format(name=name), None, None, None
+        if outcome.get("values_wrong"):  # see decide_all
+            return msg.FAILED, msg.MSG_HOW_NEEDS_VALUES.format(name=name), None, None, None
         if "differs" in outcome:  # its program was measured, but computes something else
             text = msg.MSG_DIFFERS.format(name=name, why=_shorten(str(outcome["differs"])))
             return msg.FAILED, text, None, None, None

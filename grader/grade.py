@@ -155,10 +155,11 @@ def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
              wants: dict[int, Run], problems: Sequence[str] = ()) -> StudentResult:
     """Judge every case from the student's and the reference's measurements."""
     exercises = {e.name: ExerciseResult(e.name, []) for e in EXERCISES}
-    for c in cases:
-        outcomes = {n: runs[n].outcomes[c.id] for n in c.device_counts}
-        expected = {n: wants[n].outcomes.get(c.id) for n in c.device_counts}
-        exercises[c.exercise].tests.append(case_registry.decide(c, outcomes, expected))
+    outcomes = {c.id: {n: runs[n].outcomes[c.id] for n in c.device_counts} for c in cases}
+    expected = {c.id: {n: wants[n].outcomes.get(c.id) for n in c.device_counts} for c in cases}
+    for c, decided in zip(cases, case_registry.decide_all(cases, outcomes, expected),
+                          strict=True):
+        exercises[c.exercise].tests.append(decided)
     notes = list(problems) + [p for n in sorted(runs, reverse=True) for p in runs[n].problems]
     notes = list(dict.fromkeys(notes))
     if len(notes) > MAX_PROBLEMS:  # feedback is no channel for what a worker holds

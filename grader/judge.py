@@ -116,14 +116,18 @@ def _applies(hint: Hint, got: dict, want: dict) -> bool:
 
 def traces(primitive: str, axis: str, hint: str | None = None) -> Callable[[dict, dict], Verdict]:
     """A judge for :func:`grader.probes.program_summary`: a collective whose primitive starts
-    with ``primitive`` must act over ``axis`` (``pmean`` is a ``psum``, then a division)."""
+    with ``primitive`` must act over ``axis`` (``pmean`` is a ``psum``, then a division).
+    Where the reference's program names no axis for it (on one device a program keeps no
+    mesh), the primitive alone must be there."""
 
     def judge(got: dict, want: dict) -> Verdict:
-        for found in got.get("collectives", []):
-            if str(found.get("primitive", "")).startswith(primitive) and axis in found.get(
-                "axes", []
-            ):
-                return PASS
+        def over(summary: dict) -> list:
+            return [found.get("axes", []) for found in summary.get("collectives", [])
+                    if str(found.get("primitive", "")).startswith(primitive)]
+
+        named = any(axis in axes for axes in over(want))
+        if any(axis in axes or not named for axes in over(got)):
+            return PASS
         seen = sorted({f"{c.get('primitive')} over {c.get('axes')}" for c in
                        got.get("collectives", [])})
         return Verdict(
@@ -152,7 +156,11 @@ def compiles_to(op: str, hint: str | None = None) -> Callable[[dict, dict], Verd
 
 def runs_on_mesh(got: dict, want: dict) -> Verdict:
     """A judge for :func:`grader.probes.program_summary`: a shard_map over the same mesh as the
-    reference's (axis names and sizes) must be traced."""
+    reference's (axis names and sizes) must be traced. A program on one device keeps no
+    shard_map: there, it must run on as many devices as the reference's."""
+    devices = [_count(summary.get("devices")) for summary in (want, got)]
+    if not want.get("shard_maps") and devices[0] != devices[1]:
+        return Verdict(False, msg.MSG_DEVICES.format(want=devices[0], got=devices[1]))
     meshes = [_sizes(m.get("mesh")) for m in got.get("shard_maps", [])]
     for wanted in want.get("shard_maps", []):
         if _sizes(wanted.get("mesh")) not in meshes:
@@ -162,6 +170,14 @@ def runs_on_mesh(got: dict, want: dict) -> Verdict:
                                     got=meshes or "no shard_map"),
             )
     return PASS
+
+
+def _count(value: Any) -> int | None:
+    """A count measured (an int, or a one-element array read back from plain data)."""
+    try:
+        return int(np.asarray(value).item())
+    except (TypeError, ValueError):
+        return None
 
 
 def _sizes(mesh: Any) -> Any:

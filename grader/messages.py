@@ -34,6 +34,8 @@ MSG_HOST_CALLBACK = ("jax.export cannot save a program that calls back into Pyth
                      "(jax.debug.print, jax.debug.callback, jax.pure_callback), and how a "
                      "function computes is measured on its saved program: take such calls out "
                      "to have it measured")
+MSG_HOW_NEEDS_VALUES = ("how `{name}` computes counts only once what it computes is right: "
+                        "see its other tests")
 MSG_DIFFERS = ("how `{name}` computes counts only for a program that computes what the exercise "
                "asks, and the program it compiles to does not: run on new inputs next to the "
                "reference solution's, {why}")
@@ -90,6 +92,7 @@ MSG_LENGTH = "{where} has {got} entries but should have {want}"
 MSG_NOT_TRACED = "no {primitive} over axis {axis!r} was traced (found: {seen})"
 MSG_NOT_COMPILED = "the compiled code has no {op}, so no data moved between devices"
 MSG_MESH = "expected a shard_map over the mesh {want}, found {got}"
+MSG_DEVICES = "expected a program on {want} device(s), as the exercise's mesh has; it runs on {got}"
 
 MSG_CELL_RAISED = "{where} raised {type}: {message}"
 MSG_CELL_TIMEOUT = "{where} did not finish within {seconds:g} s and was skipped"

@@ -15,6 +15,7 @@ in really contains, and that program computes what the exercise asks.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import itertools
 import json
@@ -71,6 +72,18 @@ class Program:
 
     def serialize(self) -> bytes:
         return bytes(self.exported.serialize())
+
+    def with_module(self, text: str) -> Program:
+        """This program with its StableHLO replaced by ``text`` (same arguments, results
+        and shardings): the verifier's way to run a variant of it."""
+        from jax._src.export import _export  # the one way in: jax.export builds modules so
+        from jax._src.interpreters import mlir  # (pinned JAX, used by the verifier alone)
+        from jax.extend.mlir import ir
+
+        with mlir.make_ir_context():
+            module = ir.Module.parse(text)
+            serialized = _export._module_to_bytecode(module)
+        return Program(dataclasses.replace(self.exported, mlir_module_serialized=serialized))
 
     @functools.cached_property
     def module(self) -> str:
@@ -237,7 +250,8 @@ def _axes_of(groups: list[list[int]], pairs: bool,
              mesh: tuple[dict[str, int], list[int] | None]) -> list[str] | None:
     """The mesh axes a collective acts over, or None when its groups fit no set of axes:
     for groups, the smallest set of axes whose device groups they are; for pairs, the axes
-    along which a pair's devices differ."""
+    along which a pair's devices differ. An axis of size 1 leaves no trace in the groups
+    (over it or not, they are the same), so it is never named."""
     sizes, ids = mesh
     names = list(sizes)
     count = int(np.prod(list(sizes.values()), dtype=int))
@@ -249,8 +263,9 @@ def _axes_of(groups: list[list[int]], pairs: bool,
         return [name for k, name in enumerate(names)
                 if any(where[a][k] != where[b][k] for a, b in groups)]
     given = {frozenset(group) for group in groups}
-    for size in range(1, len(names) + 1):
-        for axes in itertools.combinations(range(len(names)), size):
+    seen = [k for k, name in enumerate(names) if sizes[name] > 1]
+    for size in range(len(seen) + 1):
+        for axes in itertools.combinations(seen, size):
             rest = [k for k in range(len(names)) if k not in axes]
             made: dict[tuple, set[int]] = {}
             for device, position in where.items():
@@ -260,17 +275,10 @@ def _axes_of(groups: list[list[int]], pairs: bool,
     return None
 
 
-def program_summary(fn: Callable, *args: Any) -> Verified | Unverified | dict[str, Any]:
-    """The collectives ``jax.jit(fn)`` performs on ``args`` and the shard_maps it runs, as
-    :func:`summarise` reads them from its program. A program on one device keeps no mesh
-    (XLA drops it), so its summary is read from the jaxpr instead (:func:`jaxpr_summary`),
-    where it runs: plain data, which counts only where the reference's program had one
-    device too. On one device a collective moves nothing, so such a test checks which
-    operations were used, not how data moved."""
-    program = Program.of(fn, *args)
-    if program.exported.nr_devices == 1:
-        return jaxpr_summary(fn, *args)
-    return _later(summarise, program)
+def program_summary(fn: Callable, *args: Any) -> Verified | Unverified:
+    """The collectives ``jax.jit(fn)`` performs on ``args``, the shard_maps it runs and the
+    devices it runs on, as :func:`summarise` reads them from its program."""
+    return _later(summarise, Program.of(fn, *args))
 
 
 @_register
@@ -279,9 +287,11 @@ def summarise(program: Program) -> dict[str, Any]:
     StableHLO.
 
     Returns ``{"collectives": [{"primitive", "axes"}], "shard_maps": [{"mesh": {axis:
-    size}, "manual_axes": [...]}]}``. Collectives are named by the JAX primitive that traces
-    to them (an all-reduce by how it combines: ``psum``, ``pmax``, ``pmin``); ``axis_index``
-    (a read of the device's position) acts over the manual axes of the shard_map around it.
+    size}, "manual_axes": [...]}], "devices": n}``. Collectives are named by the JAX
+    primitive that traces to them (an all-reduce by how it combines: ``psum``, ``pmax``,
+    ``pmin``); ``axis_index`` (a read of the device's position) acts over the manual axes of
+    the shard_map around it. A program on one device keeps no mesh (JAX drops it, with the
+    shard_map): its collectives are there, over no named axis, and it has no shard_map.
     """
     named = program.module.splitlines()  # operation, mesh and axis names as printed
     lines = [_STRING.sub('""', line) for line in named]  # everything else, strings blanked
@@ -315,7 +325,8 @@ def summarise(program: Program) -> dict[str, Any]:
         depth += line.count("{") - line.count("}")
         while manual and depth <= manual[-1][0]:
             manual.pop()
-    return {"collectives": collectives, "shard_maps": shard_maps}
+    return {"collectives": collectives, "shard_maps": shard_maps,
+            "devices": program.exported.nr_devices}
 
 
 def _named_axes(line: str, meshes: dict) -> list[str]:
@@ -328,33 +339,6 @@ def _named_axes(line: str, meshes: dict) -> list[str]:
         if axes is not None:
             return axes
     return []
-
-
-def jaxpr_summary(fn: Callable, *args: Any) -> dict[str, Any]:
-    """:func:`summarise`'s summary, read from the jaxpr of ``fn`` (nested ones included):
-    each collective by its primitive (``psum_invariant`` as ``psum``) and its named axes."""
-    collectives: list[dict[str, Any]] = []
-    shard_maps: list[dict[str, Any]] = []
-    todo = [jax.make_jaxpr(fn)(*args).jaxpr]
-    while todo:
-        for eqn in todo.pop().eqns:
-            name = eqn.primitive.name.removesuffix("_invariant")
-            axes = eqn.params.get("axes", eqn.params.get("axis_name"))
-            axes = [a for a in (axes if isinstance(axes, (tuple, list)) else (axes,))
-                    if isinstance(a, str)]  # reductions have positional axes
-            if axes:
-                collectives.append({"primitive": name, "axes": axes})
-            if name == "shard_map":
-                mesh = eqn.params["mesh"]
-                manual = eqn.params.get("newly_manual_axes", mesh.axis_names)
-                shard_maps.append({"mesh": {str(k): int(v) for k, v in mesh.shape.items()},
-                                   "manual_axes": [a for a in mesh.axis_names if a in manual]})
-            for value in eqn.params.values():
-                for inner in value if isinstance(value, (list, tuple)) else (value,):
-                    inner = getattr(inner, "jaxpr", inner)  # a ClosedJaxpr holds a Jaxpr
-                    if hasattr(inner, "eqns"):
-                        todo.append(inner)
-    return {"collectives": collectives, "shard_maps": shard_maps}
 
 
 def layout(x: Any) -> dict[str, Any]:

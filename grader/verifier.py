@@ -125,7 +125,107 @@ def differs(program: Any, reference: Any, seed: int) -> str | None:
             same = np.array_equal(g, w)
         if not same:
             return f"{where} differs from the reference's"
+    return carries_nothing(program, reference, inputs, got)
+
+
+#: A collective of a StableHLO module, in the generic form JAX prints it in: its result (with
+#: their count, when several), its kind and its operands; and the types of its operands and
+#: results, at the end of the operation.
+_COLLECTIVE = re.compile(r'^(\s*)%([\w$.-]+)(?::(\d+))? = "stablehlo\.(all_reduce|all_gather|'
+                         r'reduce_scatter|all_to_all|collective_permute)"\(([^()]*)\)')
+_SIGNATURE = re.compile(r": \(([^()]*)\) -> (\([^()]*\)|tensor<[^<>]*>)")
+_FUNCTION = re.compile(r"^\s*func\.func ")
+
+
+def carries_nothing(program: Any, reference: Any, inputs: list[Any],
+                    outputs: list[np.ndarray]) -> str | None:
+    """Why a kind of collective that the reference's program has too carries nothing in
+    ``program``: its ``outputs`` on ``inputs`` stay the same (to the tolerance) when every
+    collective of that kind moves nothing (see :func:`without`). A decorative psum, added to
+    a result computed on every device as ``0 * psum(...)`` or ``+ psum(zeros)``, is there but
+    does nothing; None when each such collective matters."""
+    def kinds(module: str) -> set[str]:
+        return {m.group(4) for line in module.splitlines()
+                if (m := _COLLECTIVE.match(line)) and _moves(line)}
+
+    for kind in sorted(kinds(program.module) & kinds(reference.module)):
+        changed = program.with_module(without(program.module, kind)).run(inputs)
+        if all(np.allclose(c, o, rtol=RTOL, atol=ATOL, equal_nan=True)
+               for c, o in zip(changed, outputs, strict=True)):
+            name = kind.replace("_", "-")
+            return (f"its result stays the same when its {name} moves nothing, so that "
+                    f"{name} carries nothing")
     return None
+
+
+def _moves(line: str) -> bool:
+    """Whether a collective can move data at all: one whose every group is one device (on a
+    one-device program, or over axes of size 1) moves nothing by its nature."""
+    from grader.probes import _STRING, _groups
+
+    groups = _groups(_STRING.sub('""', line))  # what an author named is not read
+    if groups is None:
+        return True  # groups in a form not read here: it is taken to move data
+    if "source_target_pairs" in line:
+        return any(a != b for a, b in groups)
+    return any(len(group) > 1 for group in groups)
+
+
+def without(module: str, kind: str) -> str:
+    """``module`` with every collective of ``kind`` that can move data moving nothing: each
+    result of the type of its operand is replaced by the operand (each device keeps its own
+    data); any other is moved by a constant (0.5, or 1 for integers, or flipped for
+    booleans)."""
+    from grader.probes import _STRING
+
+    lines = module.splitlines()
+    starts = [i for i, line in enumerate(lines) if _FUNCTION.match(line)] + [len(lines)]
+    uses: list[tuple[int, str, str]] = []  # (line after the collective, a result, instead)
+    for index, line in enumerate(lines):
+        found = _COLLECTIVE.match(line)
+        if not found or found.group(4) != kind or not _moves(line):
+            continue
+        indent, result, count = found.group(1), found.group(2), found.group(3)
+        operands = [o.strip() for o in found.group(5).split(",")]
+        end, depth = index, 0
+        while True:  # to the end of its region, if it has one (strings do not count)
+            depth += _STRING.sub('""', lines[end]).count("{") - \
+                _STRING.sub('""', lines[end]).count("}")
+            if depth <= 0 or end + 1 == len(lines):
+                break
+            end += 1
+        signature = _SIGNATURE.search(_STRING.sub('""', lines[end]))
+        if signature is None:
+            raise ValueError(f"a {kind} in a form the grader cannot read")
+        given = [t.strip() for t in signature.group(1).split(", ")]
+        made = [t.strip() for t in signature.group(2).strip("()").split(", ")]
+        moved = f"moved_nothing_{index}"
+        lines[index] = line.replace(f"%{result}", f"%{moved}", 1)
+        added = []
+        for k, made_type in enumerate(made):
+            name = f"%{result}#{k}" if count else f"%{result}"
+            ours = f"%{moved}#{k}" if count else f"%{moved}"
+            if k < len(given) and given[k] == made_type and len(given) == len(made):
+                uses.append((end + 1, name, operands[k]))
+                continue
+            element = made_type.removeprefix("tensor<").removesuffix(">").split("x")[-1]
+            value = ("true" if element == "i1" else "0.5" if element.startswith(("f", "bf"))
+                     else "1")
+            op = "xor" if element == "i1" else "add"
+            added += [f"{indent}%{moved}_by_{k} = stablehlo.constant dense<{value}> : "
+                      f"{made_type}",
+                      f"{indent}%{moved}_{k} = stablehlo.{op} {ours}, %{moved}_by_{k} : "
+                      f"{made_type}"]
+            uses.append((end + 1, name, f"%{moved}_{k}"))
+        lines[end] = "\n".join([lines[end], *added])
+    resolved: dict[tuple[int, str], str] = {}  # (its function, a result) -> what replaced it
+    for after, name, instead in uses:  # in its function, after it
+        stop = next(start for start in starts if start >= after)
+        instead = resolved.get((stop, instead), instead)  # an operand replaced earlier
+        resolved[(stop, name)] = instead
+        use = re.compile(rf"(?<![\w$.-]){re.escape(name)}(?![\w$.#-])")
+        lines[after:stop] = [use.sub(instead, line) for line in lines[after:stop]]
+    return "\n".join(lines)
 
 
 def _unsafe_calls(module: str) -> set[str]:

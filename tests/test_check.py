@@ -82,9 +82,10 @@ def test_a_dot_without_psum_gets_the_forgot_psum_hint():
     assert float(first.want) == pytest.approx(float(np.vdot(np.asarray(v1), np.asarray(v2))))
 
 
-def test_a_ring_shift_the_wrong_way_gets_the_direction_hint():
-    """Is a ppermute to device i - 1 told it goes the wrong way, and still credited for the
-    collective-permute?"""
+def test_a_ring_shift_the_wrong_way_gets_the_direction_hint_and_no_credit_for_how():
+    """Is a ppermute to device i - 1 told it goes the wrong way, and its collective-permute
+    not reported as passed (the grader would fail it: a program that computes the wrong
+    values earns nothing for how it computes)?"""
 
     def ring_shift(x):
         n = jax.device_count()
@@ -98,9 +99,27 @@ def test_a_ring_shift_the_wrong_way_gets_the_direction_hint():
         )(x)
 
     result = check(ring_shift)
-    assert result.status == msg.PARTIAL
-    assert 0 < result.points < result.max_points
+    assert result.status == msg.FAILED and result.points == 0
     assert result.hint == msg.HINT_WRONG_DIRECTION
+    how = [t for t in result.tests if t.test == "compiles_to_a_collective_permute"]
+    assert [t.message for t in how] == [msg.MSG_HOW_NEEDS_VALUES.format(name="ring_shift")]
+
+
+def test_check_never_passes_a_test_of_how_for_a_decoy():
+    """A dot computed on the host that hands jax.jit a decoy psum (the grader fails its tests
+    of how it computes, having run the decoy): does check() fail them too, where the values
+    are wrong, and pass them where a right function has the same collectives?"""
+
+    def distributed_dot(v1, v2):
+        mesh = Mesh(np.array(jax.devices()), ("data",))
+        return jax.shard_map(lambda a, b: jax.lax.psum(jnp.vdot(a, a), "data"), mesh=mesh,
+                             in_specs=(P("data"), P("data")), out_specs=P())(v1, v2)
+
+    result = check(distributed_dot)
+    how = [t for t in result.tests if t.test == "compiles_to_an_all_reduce"]
+    assert [t.status for t in how] == [msg.FAILED] and result.points == 0
+    right = check(CORRECT["distributed_dot"])
+    assert right.points == right.max_points
 
 
 def test_forgetting_to_return_fails_instead_of_crashing_check():

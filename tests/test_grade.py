@@ -48,6 +48,9 @@ HOW_DOT_COMPUTES = {c.name for c in cases.for_exercise("distributed_dot")
                     if c.judge.__qualname__.split(".")[0] in ("compiles_to", "runs_on_mesh")}
 DOT_RESULTS = sum(c.points for c in cases.for_exercise("distributed_dot")
                   if c.name not in HOW_DOT_COMPUTES)
+# What shard_map_psum's tests of its result are worth (the others: how it computes).
+PSUM_RESULTS = sum(c.points for c in cases.for_exercise("shard_map_psum")
+                   if c.judge.__qualname__.split(".")[0] not in ("traces", "runs_on_mesh"))
 # fixture -> {exercise: (points, status)}; every exercise not listed must get full marks.
 OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "exits-with-sys-exit-in-ring-shift": {"ring_shift": (0, "failed")},
@@ -78,6 +81,10 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
                                                                            "partial")},
     "rewrites-the-workers-locals-with-a-trace-function-in-dot": {
         "distributed_dot": (DOT_RESULTS, "partial")},
+    "traces-a-decoy-one-device-psum-and-sums-on-the-host": {"shard_map_psum": (PSUM_RESULTS,
+                                                                              "partial")},
+    "adds-a-psum-that-carries-nothing-to-a-replicated-dot": {"distributed_dot": (DOT_RESULTS,
+                                                                                 "partial")},
     "hands-in-a-program-that-never-ends-for-dot": {"distributed_dot": (DOT_RESULTS,
                                                                        "partial")},
     "answers-for-its-worker-with-a-reply-bomb-and-nan-texts": {
@@ -109,6 +116,10 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "answers-for-its-worker-with-a-reply-bomb-and-nan-texts": (
         {"ring_shift": msg.MSG_REPLY_TOO_LARGE.format(what="over 4 MiB"),
          "pmean_update_step": "`pmean_update_step` raised an error"}, ()),
+    "traces-a-decoy-one-device-psum-and-sums-on-the-host": (
+        {"shard_map_psum": "its result differs from the reference's"}, ()),
+    "adds-a-psum-that-carries-nothing-to-a-replicated-dot": (
+        {"distributed_dot": "so that all-reduce carries nothing"}, ()),
     "hands-in-a-program-that-never-ends-for-dot": (
         {"distributed_dot": msg.MSG_VERIFIER_TIME_UP.format(seconds=LIMITS.exercise)}, ()),
     "searches-frames-and-heap-for-expected-values-in-ring-shift": (

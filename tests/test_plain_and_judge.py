@@ -9,7 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from grader import judge, plain
+from grader import cases, judge, plain
+from grader import messages as msg
 from grader.judge import Hint
 from grader.plain import NotPlain
 
@@ -397,11 +398,22 @@ def test_traces_accepts_psum_and_psum_invariant_over_the_axis():
 def test_traces_fails_on_another_axis_or_another_collective():
     """Does a psum over the wrong axis, or only a ppermute, fail and say what was seen?"""
     check = judge.traces("psum", "data", hint="add a psum")
-    wrong_axis = check(summary(("psum", ["devices"])), {})
+    reference = summary(("psum", ["data"]))
+    wrong_axis = check(summary(("psum", ["devices"])), reference)
     assert not wrong_axis.passed and "devices" in wrong_axis.message
     assert wrong_axis.hint == "add a psum"
-    other = check(summary(("ppermute", ["data"])), {})
+    other = check(summary(("ppermute", ["data"])), reference)
     assert not other.passed and "ppermute" in other.message
+
+
+def test_traces_asks_only_for_the_collective_where_the_reference_names_no_axis():
+    """On one device a program keeps no mesh, so the reference's psum is over no named axis:
+    does any psum pass there, and anything else still fail?"""
+    check = judge.traces("psum", "data")
+    one_device = summary(("psum", []))
+    assert check(summary(("psum", [])), one_device).passed
+    assert not check(summary(("ppermute", [])), one_device).passed
+    assert not check(summary(), one_device).passed
 
 
 def test_traces_fails_when_nothing_is_traced():
@@ -448,3 +460,22 @@ def test_runs_on_mesh_needs_the_same_axis_names_and_sizes():
 def test_runs_on_mesh_passes_when_the_reference_has_no_shard_map():
     """Is nothing required when the reference traced no shard_map?"""
     assert judge.runs_on_mesh(summary(), summary()).passed
+
+
+def test_how_a_function_computes_counts_only_where_its_values_are_right():
+    """With the right all-reduce on 8 and on 2 devices but wrong values on 2 only, does the
+    test of how it computes pass on 8 and fail on 2, with the reason?"""
+    by_name = {c.name: c for c in cases.for_exercise("distributed_dot")}
+    values, how = by_name["random_arrays"], by_name["all_reduces_on_every_device_count"]
+    reduce = {"ok": True, "data": {"verified": plain.to_plain({"all-reduce": 1})}}
+    right = {"ok": True, "data": plain.to_plain({"result": np.float32(3.0)})}
+    wrong = {"ok": True, "data": plain.to_plain({"result": np.float32(5.0)})}
+    wants = {values.id: {8: right, 2: right}, how.id: {8: reduce, 2: reduce}}
+    decided = cases.decide_all([values, how], {values.id: {8: right, 2: wrong},
+                                               how.id: {8: reduce, 2: reduce}}, wants)
+    assert [d.status for d in decided] == [msg.FAILED, msg.FAILED]
+    assert decided[1].message == msg.MSG_HOW_NEEDS_VALUES.format(name="distributed_dot")
+    assert decided[1].devices == [2]
+    decided = cases.decide_all([values, how], {values.id: {8: right, 2: right},
+                                               how.id: {8: reduce, 2: reduce}}, wants)
+    assert [d.status for d in decided] == [msg.PASSED, msg.PASSED]

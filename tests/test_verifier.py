@@ -106,6 +106,45 @@ def test_a_program_must_compute_what_the_reference_computes_on_new_inputs():
         "it takes other arguments than the reference solution's program")
 
 
+def test_a_collective_that_carries_nothing_does_not_count():
+    """A dot computed whole on every device with a psum added as 0 * psum, or a psum of zeros
+    added: the result is right on any input, but does it stay the same when the all-reduce
+    moves nothing, and is that the reason given, while an honest psum (of one value, or of
+    two at once), an all-gather the reference has no kind of, and a psum on one device (which
+    moves nothing by its nature) are left alone?"""
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+    split, whole = (P("data"), P("data")), P()
+
+    def over_mesh(body, out_specs=whole):
+        return jax.shard_map(body, mesh=mesh, in_specs=split, out_specs=out_specs)
+
+    honest = over_mesh(lambda a, b: jax.lax.psum(jnp.vdot(a, b), "data"))
+    programs = {
+        "times_zero": lambda v1, v2: jnp.vdot(v1, v2) + 0 * honest(v1, v2),
+        "plus_zeros": lambda v1, v2: jnp.vdot(v1, v2) + over_mesh(
+            lambda a, b: jax.lax.psum(jnp.vdot(a, b) * 0, "data"))(v1, v2),
+        "two_at_once": lambda v1, v2: sum(over_mesh(lambda a, b: jax.lax.psum(
+            (jnp.vdot(a, b) / 2, jnp.vdot(a, b) / 2), "data"), (P(), P()))(v1, v2)),
+        "decorative_two": lambda v1, v2: jnp.vdot(v1, v2) + 0 * sum(over_mesh(
+            lambda a, b: jax.lax.psum((jnp.vdot(a, b), a.sum()), "data"), (P(), P()))(v1, v2)),
+        "gathers_too": over_mesh(lambda a, b: jax.lax.psum(jnp.vdot(
+            jax.lax.all_gather(a, "data", tiled=True)[: a.size] * 0 + a, b), "data")),
+    }
+    x = jnp.arange(16.0)
+    reference = probes.Program.of(honest, x, x)
+    why = {name: verifier.differs(probes.Program.of(fn, x, x), reference, seed=3)
+           for name, fn in programs.items()}
+    nothing = "its result stays the same when its all-reduce moves nothing, so that " \
+              "all-reduce carries nothing"
+    assert why == {"times_zero": nothing, "plus_zeros": nothing, "two_at_once": None,
+                   "decorative_two": nothing, "gathers_too": None}
+    one = jax.make_mesh((1,), ("data",), devices=jax.devices()[:1],
+                        axis_types=(jax.sharding.AxisType.Auto,))
+    alone = probes.Program.of(jax.shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=one,
+                                            in_specs=P("data"), out_specs=P()), x)
+    assert verifier.differs(alone, alone, seed=3) is None  # on one device, nothing can move
+
+
 def test_a_program_that_differs_fails_with_the_judges_hint_or_with_the_reason():
     """Does a case whose program computes something else fail with the judge's own message and
     hint when the judge fails (the all-reduce is missing), and otherwise with the reason its
