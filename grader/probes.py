@@ -121,6 +121,17 @@ class Program:
         with context:
             return jax.jit(self.exported.call).lower(*args, **kwargs).compile()
 
+    def run_on_devices(self, inputs: list[Any]) -> list[list[np.ndarray]]:
+        """Execute the program on ``inputs`` and return what each device holds of each
+        output (keys as their key data), in device order: a result that claims to be the
+        same on every device may not be, in a program changed by the verifier."""
+        args, kwargs = jax.tree.unflatten(self.exported.in_tree, inputs)
+        outputs = jax.tree.leaves(self.executable(*args, **kwargs))
+        return [[np.asarray(shard.data) for shard in sorted(
+            (jax.random.key_data(out) if jax.dtypes.issubdtype(out.dtype, jax.dtypes.prng_key)
+             else out).addressable_shards, key=lambda shard: shard.device.id)]
+                for out in outputs]
+
     def run(self, inputs: list[Any]) -> list[np.ndarray]:
         """Execute the program on ``inputs`` (one array per input, keys as key arrays) and
         return its outputs as numpy arrays, keys as their key data."""
