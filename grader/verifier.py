@@ -200,12 +200,12 @@ def without(module: str, kind: str) -> str:
         operands = [o.strip() for o in found.group(5).split(",")]
         end, depth = index, 0
         while True:  # to the end of its region, if it has one (strings do not count)
-            depth += _STRING.sub('""', lines[end]).count("{") - \
-                _STRING.sub('""', lines[end]).count("}")
+            bare = _STRING.sub('""', lines[end])
+            depth += bare.count("{") - bare.count("}")
             if depth <= 0 or end + 1 == len(lines):
                 break
             end += 1
-        signature = _SIGNATURE.search(_STRING.sub('""', lines[end]))
+        signature = _SIGNATURE.search(bare)
         if signature is None:
             raise ValueError(f"a {kind} in a form the grader cannot read")
         given = [t.strip() for t in signature.group(1).split(", ")]
