@@ -125,7 +125,33 @@ def differs(program: Any, reference: Any, seed: int) -> str | None:
             same = np.array_equal(g, w)
         if not same:
             return f"{where} differs from the reference's"
-    return carries_nothing(program, reference, seed)
+    return carries_nothing(program, reference, seed) or does_not_split(program, reference)
+
+
+#: From how many devices on the work a program does is compared with the reference's: on
+#: two, splitting saves too little to be told, at the tests' sizes, from another program's
+#: overheads (counting an index, say).
+SPLIT_FROM = 4
+
+
+def work(program: Any) -> float:
+    """The floating-point operations one device performs in ``program``, as XLA counts them
+    in the program it compiled for each device."""
+    return float(program.executable.cost_analysis().get("flops", 0.0))
+
+
+def does_not_split(program: Any, reference: Any) -> str | None:
+    """Why ``program`` does not split the work that the reference's program splits: on
+    :data:`SPLIT_FROM` devices or more, each of its devices does more than half of what all of
+    the reference's devices do together. A computation done whole on every device, with a
+    collective that carries something beside it (a psum that counts the devices, say), is
+    caught here; None when the work is split, or there is none to split."""
+    devices = reference.exported.nr_devices
+    mine, theirs = work(program), work(reference)
+    if devices < SPLIT_FROM or theirs <= 0 or mine <= theirs * devices / 2:
+        return None
+    return (f"each device does {mine:.0f} operations, where all devices of the reference "
+            f"solution's program do {theirs * devices:.0f} together: the work is not split")
 
 
 #: A collective of a StableHLO module, in the generic form JAX prints it in: its result (with

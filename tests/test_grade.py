@@ -87,6 +87,8 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
                                                                                  "partial")},
     "hands-in-a-program-that-never-ends-for-dot": {"distributed_dot": (DOT_RESULTS,
                                                                        "partial")},
+    "scales-a-replicated-dot-by-a-psum-of-ones": {"distributed_dot": (DOT_RESULTS,
+                                                                      "partial")},
     "answers-for-its-worker-with-a-reply-bomb-and-nan-texts": {
         "ring_shift": (0, "failed"), "pmean_update_step": (0, "failed")},
     "leaves-a-thread-rewriting-replies-so-nothing-is-measured": {

@@ -145,6 +145,39 @@ def test_a_collective_that_carries_nothing_does_not_count():
     assert verifier.differs(alone, alone, seed=3) is None  # on one device, nothing can move
 
 
+@pytest.mark.parametrize("devices", [8, 4, 2])
+def test_a_program_whose_devices_each_do_the_whole_work_does_not_count(devices):
+    """A dot done whole on every device, times a psum counting the devices, or divided by
+    their number and summed with a psum (either psum carries something: without it the
+    result changes): on 4 devices or more, is the work each device
+    does compared with the reference's, and the reason given, while a split dot written
+    otherwise, and anything on 2 devices, are left alone?"""
+    mesh = jax.make_mesh((devices,), ("data",), devices=jax.devices()[:devices],
+                         axis_types=(jax.sharding.AxisType.Auto,))
+
+    def over_mesh(body):
+        return jax.shard_map(body, mesh=mesh, in_specs=(P("data"), P("data")), out_specs=P())
+
+    honest = over_mesh(lambda a, b: jax.lax.psum(jnp.vdot(a, b), "data"))
+    count = over_mesh(lambda a, b: jax.lax.psum(jnp.ones((), a.dtype), "data"))
+    programs = {
+        "counts_devices": lambda v1, v2: jnp.vdot(v1, v2) * count(v1, v2) / devices,
+        "divides_then_sums": lambda v1, v2: jax.shard_map(
+            lambda a, b, whole: jax.lax.psum(jnp.vdot(*whole) / devices, "data"), mesh=mesh,
+            in_specs=(P("data"), P("data"), P()), out_specs=P())(v1, v2, (v1, v2)),
+        "split_otherwise": over_mesh(lambda a, b: jax.lax.psum((a * b).sum(), "data")),
+    }
+    x = jnp.arange(64.0)
+    reference = probes.Program.of(honest, x, x)
+    why = {name: verifier.differs(probes.Program.of(fn, x, x), reference, seed=5)
+           for name, fn in programs.items()}
+    assert why.pop("split_otherwise") is None
+    if devices < verifier.SPLIT_FROM:
+        assert why == {"counts_devices": None, "divides_then_sums": None}
+    else:
+        assert all(w.endswith("the work is not split") for w in why.values()), why
+
+
 def test_a_program_that_differs_fails_with_the_judges_hint_or_with_the_reason():
     """Does a case whose program computes something else fail with the judge's own message and
     hint when the judge fails (the all-reduce is missing), and otherwise with the reason its
