@@ -59,6 +59,11 @@ WARN_SANDBOX_OFF = (
     "warning: --no-sandbox: submissions run as plain processes that can read and write what "
     "you can; see the README"
 )
+WARN_NO_CGROUPS = (
+    "warning: no control group can be made here, so a submission's processes are capped in "
+    "number{root} but not in their share of the CPU: busy ones slow down the other --jobs; "
+    "see the README"
+)
 WARN_NOT_KEPT = (
     "warning: {student} was not graded to the end ({why}); the gradebook shows what was "
     "graded, but it is not kept: run the same command again to grade {student} anew"

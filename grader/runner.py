@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import cases as case_registry
+from grader import confine, plain, replies
 from grader import messages as msg
-from grader import plain, replies
 from grader.cases import Case
 
 #: How much of a worker's last output is kept to explain a failed start.
@@ -137,10 +137,16 @@ _warned = threading.Event()
 
 
 def warn_without_sandbox(sandbox: Sandbox = DEFAULT_SANDBOX) -> None:
-    """Say once per process that workers run unsandboxed, and why."""
-    if not sandbox.sandboxed and not _warned.is_set():
-        _warned.set()
+    """Say once per process that workers run unsandboxed, or without control groups, and
+    what that leaves open."""
+    if _warned.is_set():
+        return
+    _warned.set()
+    if not sandbox.sandboxed:
         print(msg.WARN_NO_SANDBOX if not BWRAP else msg.WARN_SANDBOX_OFF, file=sys.stderr)
+    if not confine.available():
+        root = " (not at all, as root)" if os.getuid() == 0 else ""
+        print(msg.WARN_NO_CGROUPS.format(root=root), file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -220,12 +226,17 @@ class WorkerProcess:
                         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"})
         prefix = sandbox.command(self.home.name)
         self.sandboxed = bool(prefix)
+        # Its processes and threads together are capped, and share the CPU as one, in a
+        # control group of its own; where none can be made, the worker caps its own.
+        self.group = confine.Group.create()
+        command = [*prefix, sys.executable, "-I", "-c", f"from {module} import main; main()",
+                   str(devices), str(limits.memory),
+                   # A plain worker ties its life to the grader's itself (in the sandbox, its
+                   # pid is another and bubblewrap does it).
+                   "0" if prefix else str(os.getpid()),
+                   "0" if self.group else "1"]
         self.process = spawn(
-            [*prefix, sys.executable, "-I", "-c", f"from {module} import main; main()",
-             str(devices), str(limits.memory),
-             # A plain worker ties its life to the grader's itself (in the sandbox, its pid
-             # is another and bubblewrap does it).
-             "0" if prefix else str(os.getpid())],
+            self.group.command(command) if self.group else command,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -313,11 +324,14 @@ class WorkerProcess:
         return f"exit code {code}"
 
     def kill(self) -> None:
-        """Kill the worker and everything it started."""
+        """Kill the worker and everything it started (in its control group, if it has one,
+        what left its process group too)."""
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        if self.group:
+            self.group.kill()
 
     def close(self) -> None:
         """Kill the worker and everything it started, and clean up after it. Its output
@@ -327,6 +341,9 @@ class WorkerProcess:
             _live.discard(self)
         self.kill()
         self.process.wait()
+        if self.group:
+            self.group.kill()  # what the kill raced with
+            self.group.remove()
         try:
             self.process.stdin.close()
         except OSError:

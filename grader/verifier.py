@@ -5,8 +5,8 @@ A grader worker runs a submission, so anything it reports about *how* a function
 could have been changed by that submission. It therefore sends the program instead
 (:class:`grader.probes.Program`, serialized by :mod:`jax.export`), and the runner has it
 measured here. Started by :mod:`grader.runner` as ``python -I -c "from grader.verifier import
-main; main()" DEVICES MEMORY GRADER``, in the same sandbox as a worker (GRADER as for a
-worker). Reading a program runs no Python code of the submission.
+main; main()" DEVICES MEMORY GRADER TASKS``, in the same sandbox as a worker (GRADER and TASKS
+as for a worker). Reading a program runs no Python code of the submission.
 
 A program could also be one the function never traced to: a function that computes its
 values on the host, say, and hands in a program with a decorative collective. So a program
@@ -29,13 +29,13 @@ import functools
 import json
 import os
 import re
-import resource
 import sys
 from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
+from grader.confine import limit
 from grader.lifetime import die_with_parent
 
 #: How far a program's results may be from the reference's: looser than the judges'
@@ -322,10 +322,10 @@ def _key_impl(dtype: Any) -> str:
 
 
 def main() -> None:
-    devices, memory, grader = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    devices, memory, grader, tasks = (int(a) for a in sys.argv[1:5])
     if grader:  # not sandboxed: bubblewrap does this in the sandbox
         die_with_parent(grader)
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    limit(memory, bool(tasks))
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # what JAX or XLA print cannot pass for a reply
 

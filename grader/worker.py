@@ -1,8 +1,9 @@
 """The worker: runs a student's code and the probes next to it, in a process of its own.
 
 Started by :mod:`grader.runner` as ``python -I -c "from grader.worker import main; main()"
-DEVICES MEMORY GRADER`` (imported under its own name, so that the seal covers it; GRADER is the
-grader's pid, or 0 in the sandbox). It fixes the device count before JAX starts, then answers
+DEVICES MEMORY GRADER TASKS`` (imported under its own name, so that the seal covers it; GRADER
+is the grader's pid, or 0 in the sandbox; TASKS is 1 where no control group caps its
+processes, see :mod:`grader.confine`). It fixes the device count before JAX starts, then answers
 requests read as JSON lines on stdin with JSON lines on its original stdout. The student's code
 sees /dev/null as stdin, and its stdout and stderr both go to the worker's stderr, so nothing it
 prints can pass for a reply.
@@ -13,12 +14,12 @@ from __future__ import annotations
 import builtins
 import json
 import os
-import resource
 import sys
 from typing import Any, TextIO
 
 from grader import cluster  # lesson 6: processes launched by a test replay what ran here
 from grader import seal as sealing
+from grader.confine import limit
 from grader.lifetime import die_with_parent
 
 #: Cell magics that only observe the code they wrap: the body still runs.
@@ -178,11 +179,10 @@ def forbid_trace_hooks() -> None:
 
 
 def main() -> None:
-    devices, memory, grader = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+    devices, memory, grader, tasks = (int(a) for a in sys.argv[1:5])
     if grader:  # not sandboxed: bubblewrap does this in the sandbox
         die_with_parent(grader)
-    # Capped before any student code runs; in the sandbox, without the capability to raise it.
-    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    limit(memory, bool(tasks))  # before any student code runs
     requests = os.fdopen(os.dup(0), "r")
     replies = os.fdopen(os.dup(1), "w")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)

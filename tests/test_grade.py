@@ -23,7 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from grader import cases, grade, notebooks, runner, submission
+from grader import cases, confine, grade, notebooks, runner, submission
 from grader import messages as msg
 from grader.course import EXERCISES
 from grader.devices import WORKER_ENV
@@ -139,6 +139,16 @@ SANDBOX_ONLY: dict[str, dict[str, tuple[float, str]]] = {
 if runner.BWRAP:
     OUTCOMES.update(SANDBOX_ONLY)
 NEEDS_THE_SANDBOX = pytest.mark.skipif(not runner.BWRAP, reason="bubblewrap is not installed")
+# Fixtures only control groups make harmless to the rest of the batch: without them the
+# processes it starts are capped in number but not in their share of the CPU, and would slow
+# the other job slot down.
+CGROUPS_ONLY: dict[str, dict[str, tuple[float, str]]] = {
+    "starts-busy-processes-without-end-in-ring-shift": {"ring_shift": (0, "timeout")},
+}
+if confine.available():
+    OUTCOMES.update(CGROUPS_ONLY)
+NEEDS_CGROUPS = pytest.mark.skipif(not confine.available(),
+                                   reason="no control group can be made here")
 
 # Unreadable files handed in as zz_<kind>.ipynb next to the correct notebook, each with the
 # reason the student reads. Each file, were it read, would define a wrong ring_shift.
@@ -261,8 +271,9 @@ def max_points(exercise: str) -> float:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", [
-    pytest.param(name, marks=[NEEDS_THE_SANDBOX] if name in SANDBOX_ONLY else [])
-    for name in sorted({**OUTCOMES, **SANDBOX_ONLY})])
+    pytest.param(name, marks=[NEEDS_THE_SANDBOX] if name in SANDBOX_ONLY else
+                 [NEEDS_CGROUPS] if name in CGROUPS_ONLY else [])
+    for name in sorted({**OUTCOMES, **SANDBOX_ONLY, **CGROUPS_ONLY})])
 def test_each_fixture_costs_exactly_its_exercise(graded, fixture):
     """Does a crash, hang, exit, patch or forgery cost its own exercise and nothing else?"""
     exercises = graded[fixture]["exercises"]

@@ -78,6 +78,15 @@ def processes_with_home(homes: list[str]) -> list[str]:
     return found
 
 
+def left_after(homes: list[str], seconds: float = 30) -> list[str]:
+    """The processes of :func:`processes_with_home` still there after ``seconds`` at most (a
+    killed sandbox's processes end as the kernel tears its namespace down)."""
+    deadline = time.monotonic() + seconds
+    while processes_with_home(homes) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return processes_with_home(homes)
+
+
 # A grader stand-in: starts a worker from a thread that then ends, and a verifier; sets both to
 # work for hours (a cell that sleeps, a program that loops), prints their homes, and sleeps
 # until it is killed.
@@ -137,7 +146,4 @@ def test_workers_and_verifiers_end_when_the_grader_is_killed(sandboxed):
         os.killpg(grader.pid, signal.SIGKILL)
         grader.wait()
         grader.stdout.close()
-    deadline = time.monotonic() + 30
-    while processes_with_home(homes) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert processes_with_home(homes) == []
+    assert left_after(homes) == []

@@ -1,0 +1,228 @@
+"""How many processes a worker may start, and its share of the CPU.
+
+A submission could start thousands of processes, or busy ones, and slow down every other
+worker on the machine until their exercises time out. Each worker and verifier therefore runs
+in a control group of its own (cgroup v2, or the ``pids`` and ``cpu`` hierarchies of v1) where
+the grader may make one: all its processes and threads together are at most
+:data:`MAX_TASKS`, and the group gets the same share of the CPU as every other worker's,
+however many processes it runs. Killing a worker kills everything in its group, a process
+that left its session included.
+
+Where no cgroup can be made (an unprivileged user without a delegated one, a container with
+a read-only ``/sys/fs/cgroup``), the worker caps its own user's processes
+(``RLIMIT_NPROC``, :func:`cap_tasks`): in the sandbox, whose user namespace counts only its
+own processes, at :data:`MAX_TASKS`; outside it, at that many more than the user runs. That
+bounds the number of processes but not their share of the CPU, and root is exempt from it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import resource
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+#: Processes and threads one worker may run together: JAX's own threads (a pool per core
+#: and a few more) and room for a submission's own.
+MAX_TASKS = 128 + 4 * (os.cpu_count() or 1)
+#: Where this process sees cgroups mounted, and which it belongs to.
+_MOUNTS, _OWN = Path("/proc/self/mounts"), Path("/proc/self/cgroup")
+_names = itertools.count()
+
+
+@dataclass(frozen=True)
+class Group:
+    """One worker's control group: a folder in each hierarchy used (one for cgroup v2; the
+    ``pids`` and, when it can be had, the ``cpu`` hierarchy for v1)."""
+
+    folders: tuple[Path, ...]
+
+    @classmethod
+    def create(cls) -> Group | None:
+        """A new group capped at :data:`MAX_TASKS`, or None where none can be made."""
+        bases = _bases()
+        if bases is None:
+            return None
+        name = f"jax-course-grader-{os.getpid()}-{next(_names)}"
+        made: list[Path] = []
+        try:
+            for base in bases:
+                (base / name).mkdir()
+                made.append(base / name)
+            (made[0] / "pids.max").write_text(f"{MAX_TASKS}\n")
+        except OSError:
+            Group(tuple(made)).remove()
+            return None
+        return cls(tuple(made))
+
+    def command(self, args: list[str]) -> list[str]:
+        """``args`` run in this group: a shell joins it, then becomes ``args``, so that
+        everything the command starts is in the group from its first instruction."""
+        joins = "".join(f' && echo $$ > "${k + 1}"' for k in range(len(self.folders)))
+        return ["/bin/sh", "-c", f'true{joins} && shift {len(self.folders)} && exec "$@"',
+                "sh", *(str(f / "cgroup.procs") for f in self.folders), *args]
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for folder in self.folders:
+            try:
+                found |= {int(p) for p in (folder / "cgroup.procs").read_text().split()}
+            except (OSError, ValueError):
+                pass
+        return found
+
+    def kill(self) -> None:
+        """Kill every process in the group (one that forks meanwhile cannot outrun the cap
+        on its tasks for long)."""
+        for _ in range(100):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        """Remove the group's folders once their processes are gone (reaped, they leave)."""
+        for folder in self.folders:
+            for _ in range(200):
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.01)
+
+
+_found: list[tuple[Path, ...] | None] = []
+
+
+def available() -> bool:
+    """Whether this process can put workers in control groups."""
+    return _bases() is not None
+
+
+def _bases() -> tuple[Path, ...] | None:
+    """Where this process may make groups (found once): for cgroup v2, its own group or the
+    root of the hierarchy, where ``pids`` is among the controllers; for v1, the same in the
+    ``pids`` hierarchy, with the ``cpu`` one beside it when writable."""
+    if not _found:
+        _found.append(_find())
+    return _found[0]
+
+
+def _sweep(base: Path) -> Path:
+    """Remove from ``base`` the empty groups of graders that ended without removing theirs
+    (killed, say); return ``base``."""
+    for folder in base.glob("jax-course-grader-*-*"):
+        try:
+            os.kill(int(folder.name.split("-")[3]), 0)
+        except ProcessLookupError:
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        except (ValueError, PermissionError):
+            pass
+    return base
+
+
+def _find() -> tuple[Path, ...] | None:
+    try:
+        mounts = [line.split() for line in _MOUNTS.read_text().splitlines()]
+        own = [line.split(":", 2) for line in _OWN.read_text().splitlines()]
+    except OSError:
+        return None
+    v2 = next((m[1] for m in mounts if m[2] == "cgroup2"), None)
+    v2_path = next((path for number, names, path in own if number == "0" and not names), None)
+    if v2 and v2_path:
+        for base in _candidates(Path(v2), v2_path):
+            if _usable(base, v2=True, capped=True):
+                return (_sweep(base),)
+    pids = _v1(mounts, own, "pids")
+    cpu = _v1(mounts, own, "cpu")
+    if pids is None:
+        return None
+    return tuple(_sweep(base) for base in (pids, cpu) if base is not None)
+
+
+def _v1(mounts: list[list[str]], own: list[list[str]], controller: str) -> Path | None:
+    """The folder of the v1 ``controller`` hierarchy where groups may be made, if any."""
+    mount = next((m[1] for m in mounts if m[2] == "cgroup"
+                  and controller in m[3].split(",")), None)
+    path = next((p for _, names, p in own if controller in names.split(",")), None)
+    if mount is None or path is None:
+        return None
+    return next((b for b in _candidates(Path(mount), path)
+                 if _usable(b, v2=False, capped=controller == "pids")), None)
+
+
+def _candidates(mount: Path, path: str) -> list[Path]:
+    """This process's own group, then the hierarchy's root."""
+    own = mount / path.lstrip("/")
+    return [own] if own == mount else [own, mount]
+
+
+def _usable(base: Path, v2: bool, capped: bool) -> bool:
+    """Whether a group can be made under ``base`` (with a cap on its tasks, if ``capped``),
+    and joined."""
+    probe = base / f"jax-course-grader-{os.getpid()}-probe"
+    try:
+        if v2:  # the pids controller for its children, and the cpu one if it can be had
+            enabled = (base / "cgroup.subtree_control").read_text().split()
+            for controller in ("pids", "cpu"):
+                if controller not in enabled:
+                    try:
+                        (base / "cgroup.subtree_control").write_text(f"+{controller}\n")
+                    except OSError:
+                        if controller == "pids":
+                            raise
+        probe.mkdir()
+    except OSError:
+        return False
+    try:
+        if capped:
+            (probe / "pids.max").write_text(f"{MAX_TASKS}\n")
+        return os.access(probe / "cgroup.procs", os.W_OK)
+    except OSError:
+        return False
+    finally:
+        try:
+            probe.rmdir()
+        except OSError:
+            pass
+
+
+def limit(memory: int, tasks: bool) -> None:
+    """What a worker or verifier does first, before any thread starts: cap its memory at
+    ``memory`` bytes and, where no control group holds it (``tasks``), its user's tasks
+    (:func:`cap_tasks`). In the sandbox it has no capability to raise either."""
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    if tasks:
+        cap_tasks()
+
+
+def cap_tasks() -> None:
+    """Cap this process's user at :data:`MAX_TASKS` more processes and threads than it runs
+    now, as far as this process can see them (in the sandbox, its own namespaces). Root is
+    exempt from this cap."""
+    uid, running = os.getuid(), 0
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = Path(entry.path, "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields.get("Uid", "-1").split()[0]) == uid:
+            running += int(fields.get("Threads", "1"))
+    limit = running + MAX_TASKS
+    resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
