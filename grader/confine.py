@@ -212,7 +212,9 @@ def limit(memory: int, tasks: bool) -> None:
 def cap_tasks() -> None:
     """Cap this process's user at :data:`MAX_TASKS` more processes and threads than it runs
     now, as far as this process can see them (in the sandbox, its own namespaces). Root is
-    exempt from this cap."""
+    exempt from this cap. A zombie counts, as it does for the kernel until it is reaped: a
+    worker started while a killed one's processes wait for that gets a wider cap, never a
+    narrower one (which could leave it no room for its own threads)."""
     uid, running = os.getuid(), 0
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
