@@ -108,17 +108,8 @@ def bare_seconds(jobs: int, copies: int) -> dict[str, float]:
     return total
 
 
-# The grader's command line, reporting its peak memory (VmHWM: this program's own high-water
-# mark; ru_maxrss would start at the size of the process it was forked from).
-GRADE_REPORTING_PEAK_MEMORY = """
-import runpy, sys
-try:
-    runpy.run_module("grader", run_name="__main__")
-finally:
-    with open("/proc/self/status") as status:
-        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-    print("peak-rss-kib", peak, file=sys.stderr)
-"""
+# The grader's command line, reporting its peak memory.
+PEAK_MEMORY = ROOT / "benchmarks" / "peak_memory.py"
 
 
 def hostile(jobs: int) -> None:
@@ -133,7 +124,7 @@ def hostile(jobs: int) -> None:
             shutil.copy(fixture, batch / fixture.name)
         start = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-c", GRADE_REPORTING_PEAK_MEMORY, "grade", str(batch),
+            [sys.executable, str(PEAK_MEMORY), "grade", str(batch),
              "--out", str(Path(tmp) / "out"), "--jobs", str(jobs), "--timeout", "20"],
             capture_output=True, text=True, check=True)
         total = time.perf_counter() - start

@@ -356,14 +356,15 @@ class Run:
     """What one run measured: an outcome per case id, what went wrong loading the code, and,
     when the grader itself could not finish (a worker that did not start), why: such a run is
     reported but never kept for reuse, so that running the command again grades it anew.
-    ``programs`` holds each program a verifier measured, by case id and place in its data:
-    the reference run's are what a submission's programs are run against."""
+    ``programs`` holds each program a verifier measured, by case id, place in its data and
+    measure: the reference run's are what a submission's programs are run against, and the
+    only places and measures where a submission's count."""
 
     devices: int
     outcomes: dict[str, dict] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     unfinished: str | None = None
-    programs: dict[tuple[str, tuple], str] = field(default_factory=dict)
+    programs: dict[tuple[str, tuple, str], str] = field(default_factory=dict)
     kept: int = 0  # what the replies kept cost (see grader.replies)
 
 
@@ -451,10 +452,12 @@ def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None
             ends: float | None = None) -> None:
     """Have a verifier take, in place, every measure a worker sent as a program (see
     :mod:`grader.verifier`), each distinct program once, and run it against the
-    ``reference`` run's program of the same case, if there is one. A case whose program
-    could not be measured fails, saying why; one whose program computes something else keeps
-    its measures, for the judge's message and hint, with a ``differs`` reason that stops it
-    from passing; a case whose data claims to be verified already was forged, and fails.
+    ``reference`` run's program of the same case, place and measure. Where a reference run
+    is given, a program it has no counterpart for fails (the test takes no such measure), as
+    does a case whose program could not be measured, saying why; one whose program computes
+    something else keeps its measures, for the judge's message and hint, with a ``differs``
+    reason that stops it from passing; a case whose data claims to be verified already was
+    forged, and fails.
 
     The programs of one exercise have ``limits.exercise`` seconds of the verifier in all,
     and every program must be done when the run's time (``ends``) is up: a program that
@@ -469,10 +472,14 @@ def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None
             continue
         for where, found in plain.programs(outcome.get("data")):
             blob, measure = found.get("blob"), found.get("measure")
-            if not isinstance(blob, str):
+            if not (isinstance(blob, str) and isinstance(measure, str)):
                 result.outcomes[case_id] = {"ok": False, "unverified": "it is not a program"}
                 break
-            theirs = reference.programs.get((case_id, where)) if reference else None
+            theirs = reference.programs.get((case_id, where, measure)) if reference else None
+            if reference and theirs is None:  # the test took no such measure there
+                result.outcomes[case_id] = {"ok": False, "unverified": "the test takes no "
+                                            f"measure {measure!r} there"}
+                break
             todo.setdefault((blob, theirs), []).append((case_id, where, measure))
     verifier, kind = None, (result.devices, limits, sandbox)
     deadlines: dict[str, float] = {}  # by exercise: when its programs' time is up
@@ -517,7 +524,7 @@ def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None
                 reply = {"ok": False, "error": {"message": how}}
             measured = reply.get("measured")
             if reply.get("ok") and isinstance(measured, list) and len(measured) == len(uses):
-                for (case_id, where, _), taken in zip(uses, measured, strict=True):
+                for (case_id, where, measure), taken in zip(uses, measured, strict=True):
                     outcome = result.outcomes[case_id]
                     if not outcome.get("ok"):
                         continue  # another of its measures failed
@@ -528,7 +535,7 @@ def _verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None
                     if reply.get("differs"):  # judged as measured, and cannot pass
                         outcome["differs"] = str(reply["differs"])
                     else:
-                        result.programs[(case_id, where)] = blob
+                        result.programs[(case_id, where, measure)] = blob
                 continue
             for case_id, _, _ in uses:
                 result.outcomes[case_id] = {"ok": False, "unverified": _why(reply)}

@@ -91,6 +91,8 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
                                                                       "partial")},
     "answers-for-its-worker-with-a-reply-bomb-and-nan-texts": {
         "ring_shift": (0, "failed"), "pmean_update_step": (0, "failed")},
+    "answers-how-dot-computes-with-a-program-of-its-choosing": {
+        "distributed_dot": (DOT_RESULTS, "partial")},
     "leaves-a-thread-rewriting-replies-so-nothing-is-measured": {
         name: (0, "failed") for name in BASE_EXERCISES},
 }
@@ -205,24 +207,14 @@ def write_base(student: Path) -> None:
     (student / ADA.name).write_text(json.dumps(notebook))
 
 
-# The batch is graded by `python -m grader grade`, in a process that reports its peak memory:
-# VmHWM, the high-water mark of this program's own memory. (ru_maxrss would not do: Linux keeps
-# it across exec, so it starts at the size of the pytest process this one was forked from.)
-GRADE_REPORTING_PEAK_MEMORY = """
-import runpy, sys
-try:
-    runpy.run_module("grader", run_name="__main__")
-finally:
-    with open("/proc/self/status") as status:
-        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
-    print("peak-rss-kib", peak, file=sys.stderr)
-"""
+# The batch is graded by `python -m grader grade`, in a process that reports its peak memory.
+PEAK_MEMORY = ROOT / "benchmarks" / "peak_memory.py"
 
 
 def grade_in_a_process(batch: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != WORKER_ENV}
     return subprocess.run(
-        [sys.executable, "-c", GRADE_REPORTING_PEAK_MEMORY, "grade", str(batch),
+        [sys.executable, str(PEAK_MEMORY), "grade", str(batch),
          "--out", str(out), "--timeout", str(LIMITS.exercise), *options],
         env=env, capture_output=True, text=True, timeout=3600,
     )
@@ -490,6 +482,21 @@ def test_a_decoy_program_is_told_apart_by_running_it_on_new_inputs(graded):
     why = msg.MSG_DIFFERS.format(name="distributed_dot",
                                  why="its result differs from the reference's")
     assert set(failed.values()) == {why}
+
+
+@pytest.mark.slow
+def test_a_reply_written_in_the_workers_place_counts_only_as_a_verifier_measured_it(graded):
+    """A submission that answers its hidden tests of how it computes in its worker's place:
+    does a measurement it made up fail as forged, and a program of its own choosing fail
+    because it does not compute the dot (the public test, not answered, fails as traced)?"""
+    student = graded["answers-how-dot-computes-with-a-program-of-its-choosing"]
+    tests = student["exercises"]["distributed_dot"]["tests"]
+    failed = {t["test"]: t["message"] for t in tests if t["status"] != "passed"}
+    assert set(failed) == HOW_DOT_COMPUTES
+    assert failed["shard_map_over_every_device"] == msg.MSG_UNVERIFIED.format(
+        name="distributed_dot", why="it claims to be verified")
+    assert failed["all_reduces_on_every_device_count"] == msg.MSG_DIFFERS.format(
+        name="distributed_dot", why="its result differs from the reference's")
 
 
 @pytest.mark.slow

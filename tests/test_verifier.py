@@ -84,22 +84,31 @@ def test_a_program_must_compute_what_the_reference_computes_on_new_inputs():
     submission never saw: is one computed another way measured and left to pass, while one
     that gives the reference's result only on the test's own input (its psum decorative), one
     whose psum adds the wrong values, and one made for other arguments are measured but marked
-    with the reason they cannot pass?"""
+    with the reason they cannot pass? And does one the reference took no such measure of (at
+    that place, or by that measure) fail unmeasured?"""
     want = psum_program()
+    compared = ("other_way", "decoy", "args", "wrong", "other_measure")
     reference = runner.Run(DEVICES, programs={
-        (case, ()): want["program"]["blob"] for case in ("other_way", "decoy", "args", "wrong")})
+        (case, (), "hlo_collectives"): want["program"]["blob"] for case in compared})
+    summarised = {"program": {**want["program"], "measure": "summarise"}}
     result = run_of({
         "other_way": {"ok": True, "data": psum_program(lambda b: b[::-1].sum())},
         "decoy": {"ok": True, "data": psum_program(lambda b: b[0] * 0 + 6.0 / DEVICES)},
         "args": {"ok": True, "data": psum_program(x=jnp.arange(6.0))},
         "wrong": {"ok": True, "data": psum_program(lambda b: b[0])},
-        "unchecked": {"ok": True, "data": psum_program(lambda b: b[0])},  # no reference
+        "other_measure": {"ok": True, "data": summarised},
+        "other_place": {"ok": True, "data": {"dict": {"extra": want}}},
+        "unchecked": {"ok": True, "data": want},  # a case the reference measured nothing of
     }, reference)
     outcomes = result.outcomes
+    for case, why in [("other_measure", "the test takes no measure 'summarise' there"),
+                      ("other_place", "the test takes no measure 'hlo_collectives' there"),
+                      ("unchecked", "the test takes no measure 'hlo_collectives' there")]:
+        assert outcomes.pop(case) == {"ok": False, "unverified": why}
     for case in outcomes:
         assert outcomes[case]["ok"]
         assert plain.from_plain(outcomes[case]["data"])["all-reduce"] == 1
-    assert "differs" not in outcomes["other_way"] and "differs" not in outcomes["unchecked"]
+    assert "differs" not in outcomes["other_way"]
     assert outcomes["decoy"]["differs"] == "its result differs from the reference's"
     assert outcomes["wrong"]["differs"] == outcomes["decoy"]["differs"]
     assert outcomes["args"]["differs"] == (
@@ -211,8 +220,8 @@ def test_correct_functions_written_apart_agree_with_the_reference_on_new_inputs(
                             chosen, 8, runner.DEFAULT_LIMITS, reference=reference)
     finally:
         runner.close_verifiers()
-    checked = {case for case, _ in reference.programs}
-    assert checked and checked == {case for case, _ in theirs.programs}
+    checked = {case for case, *_ in reference.programs}
+    assert checked and checked == {case for case, *_ in theirs.programs}
     for c in chosen:
         decided = cases.decide(c, {8: theirs.outcomes[c.id]}, {8: reference.outcomes[c.id]})
         assert decided.status == msg.PASSED, (c.id, decided.message)
@@ -279,7 +288,7 @@ def test_a_program_that_never_ends_costs_its_own_cases_and_leaves_nothing_runnin
     good, endless = psum_program(), psum_program(forever)
     limits = runner.Limits(exercise=3)
     ids = {"endless": "ring_shift:endless", "good": "distributed_dot:good"}
-    reference = runner.Run(DEVICES, programs={(i, ()): good["program"]["blob"]
+    reference = runner.Run(DEVICES, programs={(i, (), "hlo_collectives"): good["program"]["blob"]
                                               for i in ids.values()})
     result = runner.Run(DEVICES, outcomes={ids["endless"]: {"ok": True, "data": endless},
                                            ids["good"]: {"ok": True, "data": good}})

@@ -1,0 +1,21 @@
+"""The grader's command line, reporting its peak memory when it ends:
+
+    .venv/bin/python benchmarks/peak_memory.py grade SUBMISSIONS --out OUT ...
+
+prints ``peak-rss-kib N`` last on stderr: VmHWM, the high-water mark of this process's own
+memory (ru_maxrss would not do: Linux keeps it across exec, so it would start at the size of
+the process this one was started from). Used by benchmarks/grading.py --hostile and by the
+hostile batch of tests/test_grade.py.
+"""
+
+import runpy
+import sys
+
+if __name__ == "__main__":
+    sys.argv[0] = "grader"
+    try:
+        runpy.run_module("grader", run_name="__main__", alter_sys=True)
+    finally:
+        with open("/proc/self/status") as status:
+            peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+        print("peak-rss-kib", peak, file=sys.stderr)
