@@ -21,6 +21,7 @@ import itertools
 import json
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -99,7 +100,19 @@ class Program:
     def executable(self) -> jax.stages.Compiled:
         """The program compiled by XLA on this process's first devices. Inputs keep the
         shardings they were exported with; inputs that had none are left to the compiler, as
-        ``jax.jit`` leaves uncommitted arrays."""
+        ``jax.jit`` leaves uncommitted arrays. A program that differs from one compiled
+        before in this process only by where its source lines were (another copy of the same
+        code) gets that one's executable."""
+        key = _compiled_from(self.exported)
+        if key in _EXECUTABLES:
+            _EXECUTABLES.move_to_end(key)
+        else:
+            _EXECUTABLES[key] = self._compile()
+            if len(_EXECUTABLES) > _EXECUTABLES_KEPT:
+                _EXECUTABLES.popitem(last=False)
+        return _EXECUTABLES[key]
+
+    def _compile(self) -> jax.stages.Compiled:
         devices = np.array(jax.devices()[: self.exported.nr_devices])
         if devices.size < self.exported.nr_devices:
             raise ValueError(f"the program is for {self.exported.nr_devices} devices; "
@@ -140,6 +153,27 @@ class Program:
         return [np.asarray(jax.random.key_data(out)
                            if jax.dtypes.issubdtype(out.dtype, jax.dtypes.prng_key) else out)
                 for out in outputs]
+
+
+#: Executables compiled in this process, by :func:`_compiled_from`, newest last.
+_EXECUTABLES: OrderedDict[tuple, jax.stages.Compiled] = OrderedDict()
+_EXECUTABLES_KEPT = 64
+#: What an exported program holds beside its module that compiling it does not depend on.
+_NOT_COMPILED = {"fun_name", "mlir_module_serialized", "_get_vjp"}
+
+
+def _compiled_from(exported: jax.export.Exported) -> tuple:
+    """Everything compiling ``exported`` depends on: its StableHLO as MLIR reads it, printed
+    without source locations, and every other field of it (shapes, shardings, devices...)."""
+    from jax._src.interpreters import mlir  # (pinned JAX: jax.export prints them always)
+    from jax._src.lib import _jax
+
+    with mlir.make_ir_context():
+        module = _jax.mlir.deserialize_portable_artifact(exported.mlir_module_serialized)
+        text = mlir.module_to_string(module, enable_debug_info=False)
+    return (text,
+            *(repr(getattr(exported, field.name)) for field in dataclasses.fields(exported)
+              if field.name not in _NOT_COMPILED))
 
 
 def _on(devices: np.ndarray, sharding: Any) -> Any:

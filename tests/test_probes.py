@@ -344,3 +344,36 @@ def test_layout_of_something_that_is_not_a_jax_array():
     assert probes.layout(np.ones(4)) == {"on_devices": 0, "shard_shapes": []}
     assert probes.layout([1, 2]) == {"on_devices": 0, "shard_shapes": []}
 
+
+
+# The same function twice, its lines in other places of other files, and one other function.
+COPIES = """
+import jax
+from jax.sharding import PartitionSpec as P
+def total(x, mesh):
+    return jax.shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=mesh,
+                         in_specs=P("data"), out_specs=P())(x)
+def largest(x, mesh):
+    return jax.shard_map(lambda b: jax.lax.pmax(b.max(), "data"), mesh=mesh,
+                         in_specs=P("data"), out_specs=P())(x)
+"""
+
+
+def test_a_copy_of_a_program_compiled_before_is_not_compiled_again(mesh):
+    """Do two copies of a function, from other lines of other files, get one executable (a
+    class handing in the same code), while another function, on the same arguments, gets its
+    own, and each computes its own results?"""
+    programs = {}
+    for copy, (file, blank) in enumerate([("/one/a.py", 0), ("/two/b.py", 5)]):
+        found: dict = {}
+        exec(compile("\n" * blank + COPIES, file, "exec"), found)  # noqa: S102 - our own code
+        for name in ("total", "largest"):
+            fn = lambda x, fn=found[name]: fn(x, mesh)  # noqa: E731
+            blob = probes.Program.of(fn, jnp.arange(16.0)).serialize()
+            programs[name, copy] = probes.Program.load(blob)
+    assert programs["total", 0].module != programs["total", 1].module  # the lines differ
+    assert programs["total", 0].executable is programs["total", 1].executable
+    assert programs["largest", 0].executable is programs["largest", 1].executable
+    assert programs["total", 0].executable is not programs["largest", 0].executable
+    x = [jnp.arange(16.0)]
+    assert [float(programs[name, 1].run(x)[0]) for name in ("total", "largest")] == [120, 15]
