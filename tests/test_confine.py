@@ -11,11 +11,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
-from test_sandbox import left_after
+from test_sandbox import left_after, still_there
 
 from grader import confine, runner
 
@@ -82,9 +81,7 @@ def test_without_a_control_group_a_worker_caps_its_users_processes(sandboxed, mo
     monkeypatch.setattr(confine.Group, "create", classmethod(lambda cls: None))
     # The cap counts what the user runs now, and a group test's killed processes may still be
     # waiting for init to reap them: they would free their places in the middle of this test.
-    deadline = time.monotonic() + 30
-    while zombies() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    still_there(zombies)
     started, worker = started_in_a_worker(sandboxed)
     assert 10 < started <= confine.MAX_TASKS
     assert left_after([worker.home.name]) == []

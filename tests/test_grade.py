@@ -22,6 +22,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from test_confine import NEEDS_CGROUPS
 
 from grader import cases, confine, grade, notebooks, runner, submission
 from grader import messages as msg
@@ -149,8 +150,6 @@ CGROUPS_ONLY: dict[str, dict[str, tuple[float, str]]] = {
 }
 if confine.available():
     OUTCOMES.update(CGROUPS_ONLY)
-NEEDS_CGROUPS = pytest.mark.skipif(not confine.available(),
-                                   reason="no control group can be made here")
 
 # Unreadable files handed in as zz_<kind>.ipynb next to the correct notebook, each with the
 # reason the student reads. Each file, were it read, would define a wrong ring_shift.
