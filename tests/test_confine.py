@@ -11,10 +11,11 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
-from test_sandbox import left_after, still_there
+from test_sandbox import left_after
 
 from grader import confine, runner
 
@@ -49,17 +50,29 @@ def started_in_a_worker(sandboxed: bool) -> tuple[int, runner.WorkerProcess]:
         worker.close()
 
 
-def zombies() -> list[str]:
-    """This user's processes that have ended and wait to be reaped."""
-    found = []
+def users_processes() -> set[str]:
+    """This user's processes, in any state (ending, or waiting to be reaped, included)."""
+    found = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            state = stat.read_text().rsplit(")", 1)[1].split()[0]
-            if state == "Z" and stat.stat().st_uid == os.getuid():
-                found.append(stat.parent.name)
-        except (OSError, IndexError):
+            if stat.stat().st_uid == os.getuid():
+                found.add(stat.parent.name)
+        except OSError:
             continue
     return found
+
+
+def settle(seconds: float = 30, still: float = 2) -> None:
+    """Wait, ``seconds`` at most, until this user's processes have stayed the same for
+    ``still`` seconds: a killed worker's processes take a moment to end and to be reaped."""
+    deadline, seen, since = time.monotonic() + seconds, None, time.monotonic()
+    while time.monotonic() < deadline:
+        now = users_processes()
+        if now != seen:
+            seen, since = now, time.monotonic()
+        elif time.monotonic() - since >= still:
+            return
+        time.sleep(0.1)
 
 
 @NEEDS_CGROUPS
@@ -79,9 +92,9 @@ def test_without_a_control_group_a_worker_caps_its_users_processes(sandboxed, mo
     """Where no group can be made, does the worker cap its user at MAX_TASKS more processes
     than it runs (in the sandbox, its namespace's alone), and leave none behind?"""
     monkeypatch.setattr(confine.Group, "create", classmethod(lambda cls: None))
-    # The cap counts what the user runs now, and a group test's killed processes may still be
-    # waiting for init to reap them: they would free their places in the middle of this test.
-    still_there(zombies)
+    # The cap counts what the user runs now, and an earlier test's killed processes may still
+    # be ending or waiting to be reaped: they would free their places in the middle of this.
+    settle()
     started, worker = started_in_a_worker(sandboxed)
     assert 10 < started <= confine.MAX_TASKS
     assert left_after([worker.home.name]) == []

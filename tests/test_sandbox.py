@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -79,19 +78,13 @@ def processes_with_home(homes: list[str]) -> list[str]:
     return found
 
 
-def still_there(find: Callable[[], list[str]], seconds: float = 30) -> list[str]:
-    """What ``find`` still finds after ``seconds`` at most, asked again until it finds
-    nothing (processes that end, or are reaped, a moment after they were killed)."""
-    deadline = time.monotonic() + seconds
-    while find() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    return find()
-
-
 def left_after(homes: list[str], seconds: float = 30) -> list[str]:
     """The processes of :func:`processes_with_home` still there after ``seconds`` at most (a
     killed sandbox's processes end as the kernel tears its namespace down)."""
-    return still_there(lambda: processes_with_home(homes), seconds)
+    deadline = time.monotonic() + seconds
+    while processes_with_home(homes) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return processes_with_home(homes)
 
 
 # A grader stand-in: starts a worker from a thread that then ends, and a verifier; sets both to
