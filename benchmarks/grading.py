@@ -19,7 +19,7 @@ name of its own. Prints:
   summed over the device counts. Running the cells is not in it (it is timed and printed
   apart): the bare limit is the tests alone;
 - the overhead: the grader's wall time per submission against the bare limit (target: at
-  most 1.5x); both use ``--jobs`` processes on the same cores;
+  most 1.3x); both use ``--jobs`` processes on the same cores;
 - the load average before and after, since other work on the machine slows everything.
 
 With ``--hostile``, it grades instead a class of every fixture of tests/submissions/ (each
@@ -181,7 +181,7 @@ def main() -> None:
           f"processes side by side, fresh functions)")
     print(f"  running the cells:      {bare['cells']:7.2f} s more (not in the bare limit)")
     print(f"overhead:                 {per_submission / bare['tests']:7.2f} x the bare limit "
-          "(target: at most 1.5)")
+          "(target: at most 1.3)")
     print(f"  against tests + cells:  {per_submission / sum(bare.values()):7.2f} x")
     print(f"load average (1, 5, 15 min): before {_load(load_before)}, "
           f"after {_load(os.getloadavg())}")

@@ -88,8 +88,24 @@ class Program:
 
     @functools.cached_property
     def module(self) -> str:
-        """The StableHLO text: the program as traced, before XLA partitions it."""
-        return self.exported.mlir_module()
+        """The StableHLO text: the program as traced, before XLA partitions it, printed
+        without its source locations (copies of the same code, from other lines of other
+        files, read the same)."""
+        from jax._src.interpreters import mlir  # (pinned JAX: jax.export prints them always)
+        from jax._src.lib import _jax
+
+        with mlir.make_ir_context():
+            module = _jax.mlir.deserialize_portable_artifact(self.exported.mlir_module_serialized)
+            return mlir.module_to_string(module, enable_debug_info=False)
+
+    @functools.cached_property
+    def identity(self) -> tuple:
+        """Everything compiling and running the program depends on: its :attr:`module` and
+        every other field of the export (shapes, shardings, devices...). Two programs of the
+        same identity compute the same, and every measure takes the same of both."""
+        fields = dataclasses.fields(self.exported)
+        return (self.module, *(repr(getattr(self.exported, field.name)) for field in fields
+                               if field.name not in _NOT_COMPILED))
 
     @functools.cached_property
     def compiled(self) -> str:
@@ -100,10 +116,10 @@ class Program:
     def executable(self) -> jax.stages.Compiled:
         """The program compiled by XLA on this process's first devices. Inputs keep the
         shardings they were exported with; inputs that had none are left to the compiler, as
-        ``jax.jit`` leaves uncommitted arrays. A program that differs from one compiled
-        before in this process only by where its source lines were (another copy of the same
-        code) gets that one's executable."""
-        key = _compiled_from(self.exported)
+        ``jax.jit`` leaves uncommitted arrays. A program of the same :attr:`identity` as one
+        compiled before in this process (another copy of the same code) gets that one's
+        executable."""
+        key = self.identity
         if key in _EXECUTABLES:
             _EXECUTABLES.move_to_end(key)
         else:
@@ -155,25 +171,11 @@ class Program:
                 for out in outputs]
 
 
-#: Executables compiled in this process, by :func:`_compiled_from`, newest last.
+#: Executables compiled in this process, by :attr:`Program.identity`, newest last.
 _EXECUTABLES: OrderedDict[tuple, jax.stages.Compiled] = OrderedDict()
 _EXECUTABLES_KEPT = 64
 #: What an exported program holds beside its module that compiling it does not depend on.
 _NOT_COMPILED = {"fun_name", "mlir_module_serialized", "_get_vjp"}
-
-
-def _compiled_from(exported: jax.export.Exported) -> tuple:
-    """Everything compiling ``exported`` depends on: its StableHLO as MLIR reads it, printed
-    without source locations, and every other field of it (shapes, shardings, devices...)."""
-    from jax._src.interpreters import mlir  # (pinned JAX: jax.export prints them always)
-    from jax._src.lib import _jax
-
-    with mlir.make_ir_context():
-        module = _jax.mlir.deserialize_portable_artifact(exported.mlir_module_serialized)
-        text = mlir.module_to_string(module, enable_debug_info=False)
-    return (text,
-            *(repr(getattr(exported, field.name)) for field in dataclasses.fields(exported)
-              if field.name not in _NOT_COMPILED))
 
 
 def _on(devices: np.ndarray, sharding: Any) -> Any:

@@ -50,6 +50,9 @@ _CUSTOM_CALL = re.compile(r"^\s*(?:%[^=]*=\s*)?stablehlo\.custom_call @([\w.]+)\
 #: Reference programs read and compiled so far, by their bytes (base64), newest last.
 _references: OrderedDict[str, Any] = OrderedDict()
 _REFERENCES_KEPT = 256
+#: Measures taken so far, by the measure's name and the program's identity, newest last.
+_measured: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
+_MEASURED_KEPT = 1024
 
 
 def verify(measures: Any, blob: Any, reference: Any = None, seed: Any = 0) -> dict[str, Any]:
@@ -71,16 +74,25 @@ def verify(measures: Any, blob: Any, reference: Any = None, seed: Any = 0) -> di
 
 
 def _take(name: Any, program: Any) -> dict[str, Any]:
-    """One measure of a program, or why it could not be taken."""
+    """One measure of a program, or why it could not be taken; taken once per verifier for
+    the programs of one identity (a measure takes the same of each)."""
     from grader import cases, plain
     from grader.probes import MEASURES
 
     if not isinstance(name, str) or name not in MEASURES:
         return {"ok": False, "error": {"type": "ValueError", "message": "no such measure"}}
+    key = (name, program.identity)
+    if key in _measured:
+        _measured.move_to_end(key)
+        return _measured[key]
     try:
-        return {"ok": True, "data": plain.to_plain(MEASURES[name](program))}
+        taken = {"ok": True, "data": plain.to_plain(MEASURES[name](program))}
     except Exception as exc:  # noqa: BLE001 - compiling bytes anyone could write
         return {"ok": False, "error": cases.describe_error(exc)}
+    _measured[key] = taken
+    if len(_measured) > _MEASURED_KEPT:
+        _measured.popitem(last=False)
+    return taken
 
 
 def _load(blob: str) -> Any:
@@ -102,7 +114,10 @@ def _reference(blob: str) -> Any:
 
 def differs(program: Any, reference: Any, seed: int) -> str | None:
     """Why ``program`` does not compute what ``reference`` computes, run side by side on
-    fresh inputs drawn from ``seed``; None when their results agree."""
+    fresh inputs drawn from ``seed``; None when their results agree, and at once when it is
+    the reference's own program (of the same identity: another copy of the same code)."""
+    if program.identity == reference.identity:
+        return None
     mine, theirs = program.exported, reference.exported
     if (mine.in_tree, mine.in_avals) != (theirs.in_tree, theirs.in_avals):
         return "it takes other arguments than the reference solution's program"

@@ -371,7 +371,7 @@ def test_a_copy_of_a_program_compiled_before_is_not_compiled_again(mesh):
             fn = lambda x, fn=found[name]: fn(x, mesh)  # noqa: E731
             blob = probes.Program.of(fn, jnp.arange(16.0)).serialize()
             programs[name, copy] = probes.Program.load(blob)
-    assert programs["total", 0].module != programs["total", 1].module  # the lines differ
+    assert programs["total", 0].serialize() != programs["total", 1].serialize()  # other lines
     assert programs["total", 0].executable is programs["total", 1].executable
     assert programs["largest", 0].executable is programs["largest", 1].executable
     assert programs["total", 0].executable is not programs["largest", 0].executable

@@ -149,9 +149,44 @@ def test_a_collective_that_carries_nothing_does_not_count():
                    "decorative_two": nothing, "gathers_too": None}
     one = jax.make_mesh((1,), ("data",), devices=jax.devices()[:1],
                         axis_types=(jax.sharding.AxisType.Auto,))
-    alone = probes.Program.of(jax.shard_map(lambda b: jax.lax.psum(b.sum(), "data"), mesh=one,
-                                            in_specs=P("data"), out_specs=P()), x)
-    assert verifier.differs(alone, alone, seed=3) is None  # on one device, nothing can move
+    alone, reversed_alone = (
+        probes.Program.of(jax.shard_map(lambda b, f=f: jax.lax.psum(f(b).sum(), "data"),
+                                        mesh=one, in_specs=P("data"), out_specs=P()), x)
+        for f in (lambda b: b, lambda b: b[::-1]))
+    assert alone.identity != reversed_alone.identity  # compared, not taken as one program
+    assert verifier.differs(alone, reversed_alone, seed=3) is None  # nothing can move
+
+
+def test_a_copy_of_the_reference_program_is_taken_as_it_and_measured_once(monkeypatch):
+    """A copy of the reference's code, from other lines of another file, is the reference's
+    program: is it found to compute the same without being run, and is each measure of the
+    programs of one identity taken once per verifier, while another program is run and
+    measured?"""
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+    code = ("import jax\nfrom jax.sharding import PartitionSpec as P\n"
+            "def total(x, mesh):\n    return jax.shard_map(lambda b: jax.lax.psum(b.sum(), "
+            "'data'), mesh=mesh, in_specs=P('data'), out_specs=P())(x)\n")
+    x = jnp.arange(16.0)
+    copies = []
+    for file, blank in [("/reference/a.py", 0), ("/student/b.py", 7)]:
+        found: dict = {}
+        exec(compile("\n" * blank + code, file, "exec"), found)  # noqa: S102 - our own code
+        blob = probes.Program.of(lambda x, f=found["total"]: f(x, mesh), x).serialize()
+        copies.append(probes.Program.load(blob))
+    other = probes.Program.of(jax.shard_map(lambda b: jax.lax.psum(b[::-1].sum(), "data"),
+                                            mesh=mesh, in_specs=P("data"), out_specs=P()), x)
+    taken = []
+    monkeypatch.setitem(probes.MEASURES, "counted",
+                        lambda program: taken.append(program) or len(program.module))
+    ran = []
+    monkeypatch.setattr(probes.Program, "run", lambda self, inputs: ran.append(self) or [])
+    mine, theirs = copies
+    assert verifier.differs(mine, theirs, seed=1) is None and ran == []
+    verifier.differs(other, theirs, seed=1)
+    assert ran == [other, theirs]  # run side by side
+    first = verifier._take("counted", theirs)
+    assert verifier._take("counted", mine) == first == {"ok": True, "data": first["data"]}
+    assert verifier._take("counted", other)["ok"] and taken == [theirs, other]
 
 
 @pytest.mark.parametrize("devices", [8, 4, 2])
