@@ -43,9 +43,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader import cases, grade
+from grader import cases, course
 from grader.course import EXERCISES
-from grader.runner import BWRAP, DEFAULT_LIMITS
+from grader.grading import grade
+from grader.workers.runner import BWRAP, DEFAULT_LIMITS
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -59,14 +60,16 @@ devices, copies = int(sys.argv[1]), int(sys.argv[3])
 use_cpu_devices(devices)
 os.environ[WORKER_ENV] = "1"  # the notebooks' own set-up cells and check() calls stand down
 from pathlib import Path
-from grader import cases, cluster, plain, submission
+from grader import cases, plain
+from grader.grading import submission
+from grader.workers.record import RECORD
 from grader.probes import MEASURES, Program
-from grader.worker import Worker
+from grader.workers.worker import Worker
 sources = submission.load(Path(sys.argv[2])).sources
 hidden = cases.hidden_sources()
 times = []
 for copy in range(copies + 1):
-    cluster.RECORD.cells.clear()
+    RECORD.cells.clear()
     worker = Worker(io.StringIO())
     worker.tests(hidden)
     start = time.perf_counter()
@@ -94,7 +97,7 @@ def bare_seconds(jobs: int, copies: int) -> dict[str, float]:
 
     def one(devices: int) -> list[dict[str, float]]:
         done = subprocess.run(
-            [sys.executable, "-c", BARE, str(devices), str(grade.SOLUTIONS), str(copies)],
+            [sys.executable, "-c", BARE, str(devices), str(course.SOLUTIONS), str(copies)],
             capture_output=True, text=True, check=True,
         )
         return json.loads(done.stdout.strip().splitlines()[-1])
@@ -156,10 +159,10 @@ def main() -> None:
         batch = Path(tmp) / "class"
         batch.mkdir()
         for i in range(args.students):
-            shutil.copytree(grade.SOLUTIONS, batch / f"student{i:03d}")
+            shutil.copytree(course.SOLUTIONS, batch / f"student{i:03d}")
 
         start = time.perf_counter()
-        grade.reference(grade.SOLUTIONS, cases.load(), DEFAULT_LIMITS, jobs=args.jobs)
+        grade.reference(course.SOLUTIONS, cases.load(), DEFAULT_LIMITS, jobs=args.jobs)
         reference = time.perf_counter() - start
 
         start = time.perf_counter()

@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.verb == "merge":
         return _merge(args)
     if args.verb == "validate":
-        from grader import validate
+        from grader.authoring import validate
 
         found = validate.problems()
         for problem in found:
@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
         print("the course is ready" if not found else f"{len(found)} problem(s)")
         return 1 if found else 0
     if args.verb == "release":
-        from grader import release
+        from grader.authoring import release
 
         try:
             files = release.release(args.destination)
@@ -85,9 +85,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {len(files)} files to {args.destination}")
         return 0
     if args.verb == "generate":
-        from grader import notebooks
+        from grader.authoring import generate
 
-        for name in notebooks.generate():
+        for name in generate.generate():
             print(f"wrote {name}")
         return 0
     from grader import expected
@@ -121,9 +121,11 @@ def _writable(out: Path) -> str | None:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from grader import grade, progress, runner
+    from grader import course
     from grader import messages as msg
-    from grader.runner import Limits
+    from grader.grading import grade, progress
+    from grader.workers import runner
+    from grader.workers.runner import Limits
 
     if not args.submissions.is_dir():
         return _fail(f"{args.submissions} is not a folder of submissions")
@@ -172,7 +174,7 @@ def _grade(args: argparse.Namespace) -> int:
                 limits=limits,
                 use_sandbox=not args.no_sandbox,
                 force=args.force,
-                solutions=args.solutions or grade.SOLUTIONS,
+                solutions=args.solutions or course.SOLUTIONS,
                 shard=shard,
                 progress=shown,
             )
@@ -189,8 +191,8 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from grader import grade, merge
     from grader import messages as msg
+    from grader.grading import grade, merge
 
     try:
         batch, results = merge.gather(args.slices, args.out)
@@ -208,7 +210,7 @@ def _merge(args: argparse.Namespace) -> int:
 
 def _show(results, out: Path) -> None:
     """The gradebook and the summary on the terminal, then where the files are."""
-    from grader import report, summary
+    from grader.grading import report, summary
 
     print(report.table(results))
     print()

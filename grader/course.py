@@ -1,14 +1,23 @@
-"""The course's exercises: the one list every other part reads.
+"""The course's exercises: the one list every other part reads, and where the course lies.
 
 The grader, the generator of ``exercises/``, ``check`` and the tests all take names, lessons
-and grading device counts from :data:`EXERCISES`.
+and grading device counts from :data:`EXERCISES`, and the folders of the course from here.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from grader.devices import DEFAULT_DEVICES
+
+#: The grader's package (bound read-only in the sandbox, fingerprinted by the resume store),
+#: and the clone of the course repository it lies in.
+PACKAGE = Path(__file__).resolve().parent
+ROOT = PACKAGE.parent
+#: The reference solutions, and the student notebooks generated from them.
+SOLUTIONS = ROOT / "solutions"
+EXERCISE_NOTEBOOKS = ROOT / "exercises"
 
 #: Device counts a hidden test of an "all devices" exercise runs on, the default first.
 ALL_DEVICE_COUNTS = (DEFAULT_DEVICES, 2)

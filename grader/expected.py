@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
 
-from grader import cases, submission
+from grader import cases
 from grader.course import BY_NAME, LESSONS
-from grader.runner import DEFAULT_LIMITS, Limits, run
+from grader.grading import submission
+from grader.workers.runner import DEFAULT_LIMITS, Limits, run
 
 FOLDER = Path(__file__).resolve().parent / "public" / "expected"
 #: Device counts the public expected values are stored for.
@@ -38,7 +39,7 @@ def load() -> dict[str, dict[str, dict]]:
 def compute(solutions: Path, lesson: str, limits: Limits = DEFAULT_LIMITS) -> dict:
     """Run the public cases of one lesson on the reference solutions, for every device
     count stored."""
-    from grader.grade import GradingError
+    from grader.grading.grade import GradingError
 
     public = [c for c in cases.load(hidden=False) if BY_NAME[c.exercise].lesson == lesson]
     sources = submission.load(solutions).sources
@@ -58,7 +59,7 @@ def render(table: dict[str, dict[str, dict]]) -> str:
 
 def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[Path]:
     """Recompute and store the expected values of some lessons (all by default)."""
-    from grader.grade import SOLUTIONS
+    from grader.grading.grade import SOLUTIONS
 
     FOLDER.mkdir(exist_ok=True)
     written = []

@@ -492,7 +492,7 @@ HINT_BLOCK_MAP_OFFSETS = (
     "global array (shard.index tells), not only how large it is (shard.data.shape)."
 )
 
-# --- drawing helper: layout drawings (grader/draw.py), collective drawings (grader/movement.py) ---
+# --- drawings: of layouts (lessons/drawing.py), of collectives (lessons/collective_drawing.py) ---
 LAYOUT_SHAPE = "the array shape should be a tuple of whole numbers, such as (8, 4); got {shape!r}"
 LAYOUT_MESH = (
     "the mesh should map each axis name to a size of at least 1, such as {{'x': 4, 'y': 2}}; "
@@ -532,9 +532,9 @@ SHARD_MAP_NO_TRACE = "what moved is not drawn: {why}"
 SHARD_MAP_NOT_TRACED = "JAX could not differentiate {name} on a float copy of the data ({error})"
 SHARD_MAP_DIFFERS_ON_FLOATS = "{name} gives other values on a float copy of the data"
 
-# --- compiled-code inspector (grader/inspector.py) ----------------------------------------------
+# --- compiled-code inspector (grader/lessons/inspector.py) ---------------------------------
 #: The footnote of the "bytes sent" column; {rules} is the rule of each collective of
-#: grader.inspector.RING_MODEL, "op rule; op rule; ...".
+#: grader.lessons.inspector.RING_MODEL, "op rule; op rule; ...".
 RING_NOTE = (
     "bytes sent: what each device sends if the collective runs as a ring over the n devices "
     "of its group: {rules} (a model: XLA may choose another algorithm)"
@@ -739,7 +739,7 @@ NOTEBOOK_FORMAT = (
     "notebook format {found!r} is not supported (4 is): open it in Jupyter and save it again"
 )
 
-# --- explorer helper: what the interactive explorers (grader/explorer.py) say ---------------------
+# --- what the interactive explorers (grader/lessons/explorer.py) say ------------------------
 EXPLORER_CANNOT = "Cannot lay this out: {why}"
 EXPLORER_SHAPE = (
     "the array shape should be 1 to {max} whole numbers separated by commas, such as 8, 6 "
@@ -756,7 +756,7 @@ EXPLORER_SPEC_GAP = (
     "dimension that is not split; only entries at the end may be left out"
 )
 
-# --- lesson 06_multiprocess: grader.cluster's messages and the lesson's hints ------------------
+# --- lesson 06_multiprocess: grader.lessons.cluster's messages and the lesson's hints -------
 MSG_CLUSTER_RAISED = "process {index} of {count} raised {type}: {message}"
 MSG_CLUSTER_ENDED = "process {index} of {count} ended without a result ({how})"
 MSG_CLUSTER_TIMEOUT = (
@@ -765,8 +765,8 @@ MSG_CLUSTER_TIMEOUT = (
 )
 MSG_CLUSTER_OUTPUT = "the last lines process {index} wrote:\n{output}"
 MSG_CLUSTER_NOT_A_FUNCTION = (
-    "grader.cluster sends a function's source to each process: pass a function defined with "
-    "def, not a {kind}"
+    "grader.lessons.cluster sends a function's source to each process: pass a function defined "
+    "with def, not a {kind}"
 )
 MSG_CLUSTER_CLOSURE = (
     "{name} uses {names} from the function it is defined in, which cannot be sent to other "
@@ -777,7 +777,7 @@ MSG_CLUSTER_UNSENDABLE = (
     "processes: pass it as an argument, or create it inside the function"
 )
 MSG_CLUSTER_NOTHING_RECORDED = (
-    "no cells that define `{name}` were recorded: grader.cluster.replay runs only inside a "
+    "no cells that define `{name}` were recorded: grader.lessons.cluster.replay runs only inside a "
     "grader worker, after the submission's cells ran"
 )
 HINT_GB_NOT_PLACED = (

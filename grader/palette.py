@@ -11,8 +11,9 @@ from grader import messages as msg
 
 #: One colour per device for up to 16 devices (the most any drawing or explorer shows):
 #: Okabe-Ito's seven colour-blind-safe colours first (devices 0-6), then nine more chosen so
-#: that every pair of the sixteen is at least 17 apart in CIEDE2000 (tests/test_draw.py checks
-#: 15), all light enough for black text, and none close to the grey of a sum or an empty cell.
+#: that every pair of the sixteen is at least 17 apart in CIEDE2000
+#: (tests/lessons/test_drawing.py checks 15), all light enough for black text, and none close
+#: to the grey of a sum or an empty cell.
 #: Device ``i`` gets ``DEVICE_COLOURS[i % 16]``.
 DEVICE_COLOURS: tuple[str, ...] = (
     "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#FCCDE5",

@@ -6,7 +6,7 @@ These run next to the code under test (in a grader worker, or in the student's k
 How a function computes is measured on its :class:`Program`: ``jax.jit(fn)`` exported for the
 probe's arguments. In the student's kernel the measure runs at once. In a grader worker,
 where the submission's code could have changed anything JAX or Python does, the program is
-sent back serialized, and a verifier (:mod:`grader.verifier`), a process that never runs the
+sent back serialized, and a verifier (:mod:`grader.workers.verifier`), a process that never runs the
 submission's code, runs it next to the reference solution's program on fresh inputs, then
 compiles it and takes the measure: what it reports is what the program the submission handed
 in really contains, and that program computes what the exercise asks.

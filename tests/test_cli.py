@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli, grade
+from grader import cli
 from grader import messages as msg
 from grader.course import EXERCISES
 from grader.devices import WORKER_ENV
+from grader.grading import grade
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from grader import cases, expected, notebooks
+from grader import cases, course, expected
 from grader.course import LESSONS
 
 
@@ -33,7 +33,7 @@ def same(stored, fresh, where="") -> list[str]:
 def test_stored_expected_values_match_the_reference_solutions(lesson):
     """Would `make expected` change a lesson's stored expected values, beyond the last bits
     of a float? (It must not.)"""
-    fresh = json.loads(expected.render(expected.compute(notebooks.SOLUTIONS, lesson)))
+    fresh = json.loads(expected.render(expected.compute(course.SOLUTIONS, lesson)))
     stored = json.loads(expected.path(lesson).read_text())
     assert same(stored, fresh) == []
 

@@ -281,8 +281,8 @@ def test_in_a_worker_a_measure_is_sent_as_a_program(mesh, monkeypatch):
     does the verifier measure from it what the kernel measures at once?"""
     import base64
 
-    from grader import devices, verifier
-
+    from grader import devices
+    from grader.workers import verifier
     monkeypatch.setenv(devices.WORKER_ENV, "1")
     sent = probes.hlo_collectives(psum_of_sums(mesh), jnp.arange(16.0))
     assert isinstance(sent, plain.Unverified) and sent.measure == "hlo_collectives"
@@ -307,7 +307,7 @@ def test_in_a_worker_a_measure_is_sent_as_a_program(mesh, monkeypatch):
 def test_the_verifier_refuses_what_is_not_a_program(measures, blob, error):
     """Are bytes that are not a program, text that is not base64 and malformed requests an
     error reply, not an exception?"""
-    from grader import verifier
+    from grader.workers import verifier
 
     reply = verifier.verify(measures, blob)
     assert reply["ok"] is False

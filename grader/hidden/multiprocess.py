@@ -2,7 +2,7 @@
 
 Single-process tests run on 8 and 2 devices, as for every exercise that must work on all
 devices. The ``..._processes`` tests run the student's function for real in several processes
-joined by ``jax.distributed`` (:func:`grader.cluster.replay`): each process replays the
+joined by ``jax.distributed`` (:func:`grader.workers.replay.replay`): each process replays the
 student's notebook, calls the function on its own data and measures what it sees; the test's
 measurements are those of every process, in order.
 """
@@ -13,7 +13,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader import cluster
 from grader import messages as msg
 from grader.cases import case
 from grader.judge import Hint, close, same
@@ -27,6 +26,7 @@ from grader.public.multiprocess import (
     spec_of,
     unfolded_rows,
 )
+from grader.workers.replay import replay
 
 #: Rows and columns each process holds in the multi-process tests.
 BATCH_ROWS, BATCH_COLUMNS = 8, 3
@@ -86,7 +86,7 @@ def global_batch_in_each_process(fn):
 
 @case("global_batch", hidden=True, devices=(8,), hints=[local_only])
 def joins_the_rows_of_two_processes(fn):
-    found = cluster.replay("global_batch", global_batch_in_each_process)
+    found = replay("global_batch", global_batch_in_each_process)
     return {"processes": found, "_local_shape": [BATCH_ROWS, BATCH_COLUMNS]}
 
 
@@ -112,7 +112,7 @@ def global_mean_in_each_process(fn):
 
 @case("global_mean", hidden=True, devices=(8,), hints=[local_means])
 def agrees_across_two_processes(fn):
-    found = cluster.replay("global_mean", global_mean_in_each_process)
+    found = replay("global_mean", global_mean_in_each_process)
     mine = [_mean_rows(p).mean(axis=0) for p in range(len(found))]
     return {"processes": found, "_local_means": mine}
 
@@ -140,6 +140,6 @@ def random_global_batch_in_each_process(fn):
 
 @case("random_global_batch", hidden=True, devices=(8,), hints=[same_rows_everywhere])
 def two_processes_draw_different_rows(fn):
-    found = cluster.replay("random_global_batch", random_global_batch_in_each_process,
+    found = replay("random_global_batch", random_global_batch_in_each_process,
                            devices_per_process=2)
     return {"processes": found}

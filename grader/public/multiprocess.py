@@ -1,6 +1,6 @@
 """Public tests of lesson 6 (several processes): ``check`` runs them in the notebook, in one
 process on the kernel's devices, and the grader runs them too. The hidden tests also run the
-functions in two real processes (see :mod:`grader.cluster`).
+functions in two real processes (see :mod:`grader.lessons.cluster`).
 
 With a single process, a process's rows are the whole batch, and ``fold_in(key, 0)`` is the
 key of process 0: that is what these tests check.

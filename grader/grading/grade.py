@@ -1,0 +1,320 @@
+"""Grading a folder of submissions against every test, public and hidden.
+
+For each device count the tests need, the reference solutions run once in a worker to give
+the expected measurements; each submission then runs in workers of its own, and the trusted
+judges compare. Each result is stored as it is known (:mod:`grader.grading.store`); at the end
+``OUT/results.json``, ``OUT/gradebook.csv``, ``OUT/feedback/`` and the summary
+(:mod:`grader.grading.summary`) are written from all of them.
+
+A class too large for one machine is graded in slices (:class:`Shard`), each into its own
+output folder, and :mod:`grader.grading.merge` puts the slices together: ``results.json`` records
+which slice of which class it holds and which grader produced it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jax
+
+from grader import cases as case_registry
+from grader import messages as msg
+from grader.cases import Case
+from grader.course import EXERCISES, SOLUTIONS
+from grader.grading import feedback, submission, summary
+from grader.grading.progress import Progress
+from grader.grading.store import FOLDER, Store, grader_fingerprint, remove_leftovers, write_atomic
+from grader.results import ExerciseResult, StudentResult
+from grader.workers import runner
+from grader.workers.runner import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits, Run, Sandbox, run
+
+#: Problems listed per student at most: a submission cannot turn its feedback into a copy of
+#: what its worker holds (each problem is cut to a few hundred characters too).
+MAX_PROBLEMS = 20
+
+
+def default_jobs() -> int:
+    """Submissions graded at once by default: the cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The ``index``-th of ``count`` slices of a class (``--shard K/N``, 1 <= K <= N).
+
+    Slices are cut round robin from the students' names in sorted order: slice K holds the
+    names at places K, K + N, K + 2N, ... So they differ in size by one at most, and do not
+    depend on the order in which the file system lists the folder (but adding a student may
+    move others to another slice: cut every slice from the same folder)."""
+
+    index: int = 1
+    count: int = 1
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"K/N"``; ValueError, with the reason, for anything else."""
+        try:
+            index, count = (int(part) for part in text.split("/"))
+        except ValueError:
+            raise ValueError(msg.SHARD_SYNTAX.format(text=text)) from None
+        if not 1 <= index <= count:
+            raise ValueError(msg.SHARD_RANGE.format(text=text))
+        return cls(index, count)
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def select(self, names: Sequence[str]) -> list[str]:
+        """The names of this slice, sorted."""
+        return sorted(names)[self.index - 1 :: self.count]
+
+
+@dataclass(frozen=True)
+class Batch:
+    """What ``results.json`` records besides the results: the grader that graded (a
+    fingerprint of its code, tests, solutions and JAX version), its limits, and which slice
+    of which class (every student's name) the file holds."""
+
+    grader: str
+    limits: str
+    shard: Shard
+    roster: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"grader": self.grader, "limits": self.limits, "shard": str(self.shard),
+                "class": list(self.roster)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Batch:
+        roster = data["class"]
+        if not (isinstance(roster, list) and all(isinstance(n, str) for n in roster)):
+            raise TypeError("the class is not a list of names")
+        return cls(str(data["grader"]), str(data["limits"]), Shard.parse(data["shard"]),
+                   tuple(roster))
+
+
+class GradingError(Exception):
+    """The batch cannot be graded (for example, the reference solutions fail)."""
+
+
+def device_counts(cases: Sequence[Case]) -> list[int]:
+    """Every device count some case runs on, largest first."""
+    return sorted({n for c in cases for n in c.device_counts}, reverse=True)
+
+
+def measure(sources, cases: Sequence[Case], limits: Limits,
+            sandbox: Sandbox = DEFAULT_SANDBOX, jobs: int = 1,
+            wants: dict[int, Run] | None = None) -> dict[int, Run]:
+    """Run ``sources`` on every device count the cases need, ``jobs`` device counts at once;
+    the programs they hand in are checked against the reference runs ``wants``, if given."""
+    counts = device_counts(cases)
+
+    def on(n: int) -> Run:
+        return run(sources, [c for c in cases if n in c.device_counts], n, limits, sandbox,
+                   (wants or {}).get(n))
+
+    with ThreadPoolExecutor(max(1, min(jobs, len(counts)))) as pool:
+        return dict(zip(counts, pool.map(on, counts), strict=True))
+
+
+def reference(solutions: Path, cases: Sequence[Case], limits: Limits,
+              sandbox: Sandbox = DEFAULT_SANDBOX, jobs: int = 1) -> dict[int, Run]:
+    """The reference solutions' measurements, ``jobs`` device counts at once (nothing else
+    runs yet); fails loudly if any test fails on them."""
+    if not solutions.is_dir():
+        raise GradingError(f"the reference solutions folder {solutions} does not exist")
+    loaded = submission.load(solutions)
+    if loaded.problems or not loaded.sources:
+        raise GradingError(f"cannot read the reference solutions: {loaded.problems or 'empty'}")
+    runs = measure(loaded.sources, cases, limits, sandbox, jobs)
+    for n, result in runs.items():
+        for case_id, outcome in result.outcomes.items():
+            if not outcome.get("ok"):
+                raise GradingError(
+                    f"the reference solution fails {case_id} on {n} devices: {outcome}; "
+                    f"problems: {result.problems}"
+                )
+    return runs
+
+
+def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
+             wants: dict[int, Run], problems: Sequence[str] = ()) -> StudentResult:
+    """Judge every case from the student's and the reference's measurements."""
+    exercises = {e.name: ExerciseResult(e.name, []) for e in EXERCISES}
+    outcomes = {c.id: {n: runs[n].outcomes[c.id] for n in c.device_counts} for c in cases}
+    expected = {c.id: {n: wants[n].outcomes.get(c.id) for n in c.device_counts} for c in cases}
+    for c, decided in zip(cases, case_registry.decide_all(cases, outcomes, expected),
+                          strict=True):
+        exercises[c.exercise].tests.append(decided)
+    notes = list(problems) + [p for n in sorted(runs, reverse=True) for p in runs[n].problems]
+    notes = list(dict.fromkeys(notes))
+    if len(notes) > MAX_PROBLEMS:  # feedback is no channel for what a worker holds
+        notes = notes[:MAX_PROBLEMS] + [msg.MSG_MORE_PROBLEMS.format(count=len(notes) -
+                                                                      MAX_PROBLEMS)]
+    unfinished = next((r.unfinished for r in runs.values() if r.unfinished), None)
+    return StudentResult(student, exercises, notes, unfinished)
+
+
+def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
+                limits: Limits, sandbox: Sandbox = DEFAULT_SANDBOX,
+                jobs: int = 1) -> StudentResult:
+    """Grade one student. Should the grader itself fail on this entry, the student gets an
+    error for every test with the reason, and the rest of the batch goes on."""
+    try:
+        loaded = submission.load(entry)
+        runs = measure(loaded.sources, cases, limits, sandbox, jobs, wants)
+        return assemble(loaded.student, cases, runs, wants, loaded.problems)
+    except runner.Stopped:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one entry must never stop the batch
+        traceback.print_exc()
+        text = msg.MSG_GRADER_FAILED.format(error=repr(exc)[:300])
+        why = {"ok": False, "not_run": text}
+        runs = {n: Run(n, {c.id: why for c in cases}, unfinished=text)
+                for n in device_counts(cases)}
+        return assemble(submission.student_name(entry), cases, runs, wants)
+
+
+def grade(
+    submissions: Path,
+    out: Path,
+    *,
+    jobs: int | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    use_sandbox: bool = True,
+    solutions: Path = SOLUTIONS,
+    force: bool = False,
+    shard: Shard = Shard(),
+    progress: Progress | None = None,
+) -> list[StudentResult]:
+    """Grade every entry of ``submissions`` (or the slice ``shard`` of them), ``jobs`` at a
+    time (default: :func:`default_jobs`), and write the outputs to ``out``.
+
+    Each result is stored as soon as it is known; a result stored by an earlier run of the
+    same grader on the same submission is reused unless ``force``. ``progress`` hears of
+    every student as it starts and as it is done or reused.
+    """
+    progress = progress or Progress()
+    runner.allow_workers()  # this process may have stopped an earlier batch
+    by_name: dict[str, Path] = {}
+    clashes = set()
+    for entry in submission.discover(submissions):
+        name = submission.student_name(entry)
+        if name in by_name:
+            clashes.add(name)
+        by_name[name] = entry
+    if clashes:
+        raise GradingError(f"several entries belong to the same student: "
+                           f"{', '.join(sorted(clashes))}")
+    chosen = [by_name[name] for name in shard.select(by_name)]
+    cases = case_registry.load(hidden=True)
+    version = grader_fingerprint(solutions, "")
+    batch = Batch(version, repr(limits), shard, tuple(sorted(by_name)))
+    kept = Store(out, f"{version} {limits!r}")
+    for folder in (out, out / FOLDER, out / "feedback"):
+        remove_leftovers(folder)
+    progress.start(len(chosen))
+    results: dict[Path, StudentResult] = {}
+    # Each submission's fingerprint is taken before it is graded: a file changed meanwhile
+    # then fails to match next time, and that submission is graded again.
+    prints = {entry: kept.submission_print(entry) for entry in chosen}
+    for entry in chosen:
+        previous = None if force else kept.get(submission.student_name(entry), prints[entry])
+        if previous is not None:
+            results[entry] = previous
+            progress.finish(previous, True)
+    todo = [e for e in chosen if e not in results]
+    if todo:
+        sandbox = Sandbox(private_paths(submissions, out, solutions), use_bwrap=use_sandbox)
+        jobs = max(1, jobs or default_jobs())
+        wants = reference(solutions, cases, limits, sandbox, jobs)
+
+        # Fewer students than job slots (a regrade, a small class): the spare slots run each
+        # student's device counts side by side.
+        per_student = max(1, jobs // len(todo))
+
+        def one(entry: Path) -> StudentResult:
+            progress.begin(submission.student_name(entry))
+            return grade_entry(entry, cases, wants, limits, sandbox, per_student)
+
+        pool = ThreadPoolExecutor(jobs)
+        try:
+            futures = {pool.submit(one, entry): entry for entry in todo}
+            for done in as_completed(futures):  # stored as each one finishes, in any order
+                result = done.result()
+                if result.unfinished:
+                    print(msg.WARN_NOT_KEPT.format(student=result.student,
+                                                   why=result.unfinished), file=sys.stderr)
+                else:
+                    kept.put(result.student, result, prints[futures[done]])
+                results[futures[done]] = result
+                progress.finish(result, False)
+        except BaseException:  # interrupted: stop every worker now, keep nothing more
+            runner.stop_all()
+            raise
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            runner.close_verifiers()
+    restored = kept.settle()
+    if restored:
+        print(msg.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),
+              file=sys.stderr)
+    ordered = [results[e] for e in chosen]
+    write(out, ordered, batch)
+    return ordered
+
+
+def private_paths(submissions: Path, out: Path, solutions: Path) -> tuple[Path, ...]:
+    """What no worker may see, should it lie inside what a worker sees (the sandbox shows only
+    the Python environment and the grader, its hidden tests masked): every submission (a
+    worker gets its own code through its pipe), the outputs and the reference solutions."""
+    return (submissions, out, solutions)
+
+
+def write(out: Path, results: Sequence[StudentResult], batch: Batch) -> None:
+    """Write ``results.json``, ``gradebook.csv``, ``feedback/<student>.md`` (and remove the
+    feedback of anyone else), ``summary.md`` and ``summary.png``, each atomically."""
+    feedback_folder = out / "feedback"
+    feedback_folder.mkdir(parents=True, exist_ok=True)
+    report = {
+        "jax_version": jax.__version__,
+        **batch.to_json(),
+        "exercises": [e.name for e in EXERCISES],
+        "students": {r.student: r.to_json() for r in results},
+    }
+    write_atomic(out / "results.json", json.dumps(report, indent=2, allow_nan=False))
+    write_atomic(out / "gradebook.csv", gradebook_csv(results))
+    written = {f"{r.student}.md" for r in results}
+    for r in results:
+        write_atomic(feedback_folder / f"{r.student}.md", feedback.markdown(r))
+    for stale in feedback_folder.glob("*.md"):
+        if stale.name not in written:
+            stale.unlink()
+    write_atomic(out / summary.MARKDOWN, summary.markdown(results))
+    write_atomic(out / summary.PNG, summary.png(results))
+
+
+def gradebook_csv(results: Sequence[StudentResult]) -> str:
+    """One row per student: the points of each exercise, then the total."""
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(["student", *(e.name for e in EXERCISES), "total"])
+    for r in sorted(results, key=lambda r: r.student):
+        writer.writerow(
+            [r.student, *(f"{r.exercises[e.name].points:g}" for e in EXERCISES), f"{r.total:g}"]
+        )
+    return text.getvalue()
+

@@ -1,0 +1,134 @@
+"""``python -m grader merge SLICE... --out OUT``: the slices graded with ``grade --shard K/N``,
+put back together into one output folder (gradebook, results.json, feedback and summary), as
+if the class had been graded in one go.
+
+Each slice's ``results.json`` says which slice of which class it holds and which grader
+graded it (:class:`grader.grading.grade.Batch`). The merge refuses, with the reason, slices that do
+not make one whole: one missing, slices of different splits or classes, graded by different
+graders or with different limits, or a student with two different results. The same slice
+given twice is harmless.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader import messages as msg
+from grader.grading import grade
+from grader.grading.grade import Batch, Shard
+from grader.results import StudentResult
+
+#: What a results.json must record to be merged.
+RECORDED = ("grader", "limits", "shard", "class")
+#: How many names an error lists before "and N more".
+NAMES_SHOWN = 5
+
+
+class MergeError(Exception):
+    """The slices do not make one whole; the message says why."""
+
+
+@dataclass
+class Slice:
+    """One output folder of ``grade``."""
+
+    folder: Path
+    batch: Batch
+    results: list[StudentResult]
+
+
+def read(folder: Path) -> Slice:
+    """The results of one output folder, checked to be whole."""
+    if not folder.is_dir():
+        raise MergeError(msg.MERGE_NOT_A_FOLDER.format(folder=folder))
+    path = folder / "results.json"
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise MergeError(msg.MERGE_NO_RESULTS.format(folder=folder)) from None
+    except (OSError, ValueError, RecursionError) as exc:
+        raise MergeError(msg.MERGE_DAMAGED.format(path=path, why=_why(exc))) from None
+    if not isinstance(data, dict) or not all(key in data for key in RECORDED):
+        raise MergeError(msg.MERGE_NO_SLICE.format(path=path))
+    try:
+        batch = Batch.from_json(data)
+        results = [StudentResult.from_json(name, result)
+                   for name, result in data["students"].items()]
+        for result in results:  # points that are not numbers fail here, not while writing
+            json.dumps(result.to_json(), allow_nan=False)
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise MergeError(msg.MERGE_DAMAGED.format(path=path, why=_why(exc))) from None
+    return Slice(folder, batch, results)
+
+
+def combine(slices: Sequence[Slice]) -> tuple[Batch, list[StudentResult]]:
+    """One class out of its slices: what the whole records, and every student's result in
+    name order."""
+    first = slices[0]
+    for other in slices[1:]:
+        _same_grading(first, other)
+    count = first.batch.shard.count
+    missing = sorted(set(range(1, count + 1)) - {s.batch.shard.index for s in slices})
+    if missing:
+        names = ", ".join(str(Shard(k, count)) for k in missing)
+        raise MergeError(msg.MERGE_MISSING.format(missing=names))
+    merged: dict[str, tuple[StudentResult, Path]] = {}
+    for piece in slices:
+        for result in piece.results:
+            seen = merged.setdefault(result.student, (result, piece.folder))
+            if seen[0].to_json() != result.to_json():
+                raise MergeError(msg.MERGE_CONFLICT.format(
+                    student=result.student, a=seen[1], b=piece.folder))
+    roster = first.batch.roster
+    absent = [name for name in roster if name not in merged]
+    if absent:
+        raise MergeError(msg.MERGE_INCOMPLETE.format(students=_names(absent)))
+    strangers = sorted(set(merged) - set(roster))
+    if strangers:
+        raise MergeError(msg.MERGE_STRANGERS.format(students=_names(strangers)))
+    whole = Batch(first.batch.grader, first.batch.limits, Shard(), roster)
+    return whole, [merged[name][0] for name in roster]
+
+
+def gather(folders: Sequence[Path], out: Path) -> tuple[Batch, list[StudentResult]]:
+    """Read the slices in ``folders`` and check that they make one class, to be written to
+    ``out`` (which must not be one of them); nothing is written yet."""
+    if out.resolve() in {folder.resolve() for folder in folders}:
+        raise MergeError(msg.MERGE_INTO_A_SLICE.format(out=out))
+    return combine([read(folder) for folder in folders])
+
+
+def merge(folders: Sequence[Path], out: Path) -> list[StudentResult]:
+    """Put the slices in ``folders`` together and write the outputs of the class to ``out``."""
+    batch, results = gather(folders, out)
+    grade.write(out, results, batch)
+    return results
+
+
+def _same_grading(a: Slice, b: Slice) -> None:
+    """Refuse two slices that were not graded the same way from the same class."""
+    if a.batch.grader != b.batch.grader:
+        raise MergeError(msg.MERGE_OTHER_GRADER.format(a=a.folder, b=b.folder))
+    if a.batch.limits != b.batch.limits:
+        raise MergeError(msg.MERGE_OTHER_LIMITS.format(
+            a=a.folder, b=b.folder, la=a.batch.limits, lb=b.batch.limits))
+    if a.batch.shard.count != b.batch.shard.count:
+        raise MergeError(msg.MERGE_OTHER_SPLIT.format(
+            a=a.folder, sa=a.batch.shard, b=b.folder, sb=b.batch.shard))
+    if a.batch.roster != b.batch.roster:
+        raise MergeError(msg.MERGE_OTHER_CLASS.format(a=a.folder, b=b.folder))
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:NAMES_SHOWN])
+    more = len(names) - NAMES_SHOWN
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def _why(exc: BaseException) -> str:
+    """An exception's reason on one line, short."""
+    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return " ".join(f"{type(exc).__name__}: {text}".split())[:200]

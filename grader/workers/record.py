@@ -1,0 +1,25 @@
+"""What a grader worker ran, kept for lesson 6's tests (:mod:`grader.workers.replay`), whose
+launched processes replay it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Record:
+    """What a grader worker ran: the cells of each file in order, the test modules it
+    received, and its namespaces (to find the file that defines a function)."""
+
+    cells: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    tests: dict[str, str] = field(default_factory=dict)
+    namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def file_defining(self, name: str) -> str | None:
+        """The last file whose namespace defines ``name``, as the worker looks it up."""
+        return next((f for f, ns in reversed(self.namespaces.items()) if name in ns), None)
+
+
+#: Filled by :mod:`grader.workers.worker` (and empty anywhere else).
+RECORD = Record()

@@ -1,0 +1,369 @@
+"""The verifier: takes measures of programs that submissions handed in, where none of their
+code runs.
+
+A grader worker runs a submission, so anything it reports about *how* a function computes
+could have been changed by that submission. It therefore sends the program instead
+(:class:`grader.probes.Program`, serialized by :mod:`jax.export`), and the runner has it
+measured here. Started by :mod:`grader.workers.runner` as ``python -I -c "from
+grader.workers.verifier import main; main()" DEVICES MEMORY GRADER TASKS``, in the same
+sandbox as a worker (GRADER and TASKS as for a worker). Reading a program runs no Python
+code of the submission.
+
+A program could also be one the function never traced to: a function that computes its
+values on the host, say, and hands in a program with a decorative collective. So a program
+is also run next to the reference solution's program for the same test, on fresh random
+inputs the submission never saw, and must give the same results: how a function computes
+counts only for a program that computes what the exercise asks.
+
+It answers ``{"op": "verify", "req", "measures", "blob", "reference", "seed"}`` lines on stdin
+with JSON lines on stdout: ``{"ok": true, "measured": [{"ok": true, "data": value} or
+{"ok": false, "error": {...}}, one per measure]}``, with ``"differs": why`` added when the
+program does not compute what the reference's does (the measures are still taken, so that
+the judges can name what is missing, with their hints), or ``{"ok": false, "error": {...}}``
+when the program cannot be read or run.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import os
+import re
+import sys
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from grader.workers.confine import limit
+from grader.workers.lifetime import die_with_parent
+
+#: How far a program's results may be from the reference's: looser than the judges'
+#: tolerance, since what this catches is another program, not rounding.
+RTOL, ATOL = 1e-3, 1e-4
+#: The custom calls a program may make to be run here: sharding annotations and LAPACK.
+#: Anything else (a call back into Python, whose handle would point into the worker) is
+#: never run.
+_SAFE_CALL = re.compile(r"^(Sharding|SPMDFullToShardShape|SPMDShardToFullShape|"
+                        r"annotate_device_placement|lapack_\w+_ffi)$")
+_CUSTOM_CALL = re.compile(r"^\s*(?:%[^=]*=\s*)?stablehlo\.custom_call @([\w.]+)\(")
+#: Reference programs read and compiled so far, by their bytes (base64), newest last.
+_references: OrderedDict[str, Any] = OrderedDict()
+_REFERENCES_KEPT = 256
+#: Measures taken so far, by the measure's name and the program's identity, newest last.
+_measured: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
+_MEASURED_KEPT = 1024
+
+
+def verify(measures: Any, blob: Any, reference: Any = None, seed: Any = 0) -> dict[str, Any]:
+    """Take each measure named in ``measures`` on the program ``blob`` (base64 text), and say
+    why it does not compute what the ``reference`` program (base64 text, or None when there
+    is none to compare with) computes on fresh inputs drawn from ``seed``, if it does not."""
+    from grader import cases
+
+    if (not isinstance(measures, list) or not isinstance(blob, str)
+            or not isinstance(reference, (str, type(None))) or not isinstance(seed, int)):
+        return {"ok": False, "error": {"type": "ValueError", "message": "a malformed request"}}
+    try:
+        program = _load(blob)
+        why = None if reference is None else differs(program, _reference(reference), seed)
+    except Exception as exc:  # noqa: BLE001 - bytes anyone could write, base64 included
+        return {"ok": False, "error": cases.describe_error(exc)}
+    reply = {"ok": True, "measured": [_take(name, program) for name in measures]}
+    return {**reply, "differs": why} if why else reply
+
+
+def _take(name: Any, program: Any) -> dict[str, Any]:
+    """One measure of a program, or why it could not be taken; taken once per verifier for
+    the programs of one identity (a measure takes the same of each)."""
+    from grader import cases, plain
+    from grader.probes import MEASURES
+
+    if not isinstance(name, str) or name not in MEASURES:
+        return {"ok": False, "error": {"type": "ValueError", "message": "no such measure"}}
+    key = (name, program.identity)
+    if key in _measured:
+        _measured.move_to_end(key)
+        return _measured[key]
+    try:
+        taken = {"ok": True, "data": plain.to_plain(MEASURES[name](program))}
+    except Exception as exc:  # noqa: BLE001 - compiling bytes anyone could write
+        return {"ok": False, "error": cases.describe_error(exc)}
+    _measured[key] = taken
+    if len(_measured) > _MEASURED_KEPT:
+        _measured.popitem(last=False)
+    return taken
+
+
+def _load(blob: str) -> Any:
+    from grader.probes import Program
+
+    return Program.load(base64.b64decode(blob, validate=True))
+
+
+def _reference(blob: str) -> Any:
+    """The reference program of these bytes, read and compiled once per verifier."""
+    if blob in _references:
+        _references.move_to_end(blob)
+    else:
+        _references[blob] = _load(blob)
+        if len(_references) > _REFERENCES_KEPT:
+            _references.popitem(last=False)
+    return _references[blob]
+
+
+def differs(program: Any, reference: Any, seed: int) -> str | None:
+    """Why ``program`` does not compute what ``reference`` computes, run side by side on
+    fresh inputs drawn from ``seed``; None when their results agree, and at once when it is
+    the reference's own program (of the same identity: another copy of the same code)."""
+    if program.identity == reference.identity:
+        return None
+    mine, theirs = program.exported, reference.exported
+    if (mine.in_tree, mine.in_avals) != (theirs.in_tree, theirs.in_avals):
+        return "it takes other arguments than the reference solution's program"
+    unsafe = sorted(_unsafe_calls(program.module))
+    if unsafe:
+        return (f"it calls {', '.join(unsafe)}, which the grader does not run (a call back "
+                "into Python, such as jax.debug.print, cannot be checked)")
+    inputs = fresh_inputs(theirs.in_avals, seed)
+    got, want = program.run(inputs), reference.run(inputs)
+    if mine.out_tree != theirs.out_tree or len(got) != len(want):
+        return "it returns another structure than the reference solution's program"
+    for index, (g, w) in enumerate(zip(got, want, strict=True)):
+        where = "its result" if len(got) == 1 else f"result {index}"
+        if g.shape != w.shape:
+            return f"{where} has shape {g.shape}, the reference's {w.shape}"
+        if w.dtype.kind in "fc":
+            same = g.dtype.kind in "fc" and np.allclose(g, w, rtol=RTOL, atol=ATOL,
+                                                        equal_nan=True)
+        else:
+            same = np.array_equal(g, w)
+        if not same:
+            return f"{where} differs from the reference's"
+    return carries_nothing(program, reference, seed) or does_not_split(program, reference)
+
+
+#: From how many devices on, the work a program does is compared with the reference's: on
+#: two, splitting saves too little to be told, at the tests' sizes, from another program's
+#: overheads (counting an index, say).
+SPLIT_FROM = 4
+
+
+def work(program: Any) -> float | None:
+    """The floating-point operations one device performs in ``program``, as XLA counts them
+    in the program it compiled for each device; None where XLA gives no count."""
+    try:
+        return float(program.executable.cost_analysis()["flops"])
+    except (KeyError, TypeError, ValueError, RuntimeError, NotImplementedError):
+        return None
+
+
+def does_not_split(program: Any, reference: Any) -> str | None:
+    """Why ``program`` does not split the work that the reference's program splits: on
+    :data:`SPLIT_FROM` devices or more, each of its devices does more than half of what all of
+    the reference's devices do together. A computation done whole on every device, with a
+    collective that carries something beside it (a psum that counts the devices, say), is
+    caught here; None when the work is split, or there is none to split."""
+    devices = reference.exported.nr_devices
+    if devices < SPLIT_FROM:
+        return None
+    mine, theirs = work(program), work(reference)
+    if mine is None or theirs is None or theirs <= 0 or mine <= theirs * devices / 2:
+        return None  # no count (the grader's own failure costs no student), or split
+    return (f"each device does {mine:.0f} operations, where all devices of the reference "
+            f"solution's program do {theirs * devices:.0f} together: the work is not split")
+
+
+#: A collective of a StableHLO module, in the generic form JAX prints it in: its result (with
+#: their count, when several), its kind and its operands; and the types of its operands and
+#: results, at the end of the operation.
+_COLLECTIVE = re.compile(r'^(\s*)%([\w$.-]+)(?::(\d+))? = "stablehlo\.(all_reduce|all_gather|'
+                         r'reduce_scatter|all_to_all|collective_permute)"\(([^()]*)\)')
+_SIGNATURE = re.compile(r": \(([^()]*)\) -> (\([^()]*\)|tensor<[^<>]*>)")
+_FUNCTION = re.compile(r"^\s*func\.func ")
+
+
+#: How many draws of fresh inputs a collective must leave every device's results unchanged
+#: on before it is said to carry nothing (one draw could, by chance, make its data zero).
+DRAWS = 3
+
+
+def carries_nothing(program: Any, reference: Any, seed: int) -> str | None:
+    """Why a kind of collective that the reference's program has too carries nothing in
+    ``program``: what every device holds of its results, on fresh inputs drawn from
+    ``seed`` (and :data:`DRAWS` draws in all), stays the same (to the tolerance) when every
+    collective of that kind moves nothing (see :func:`without`). A decorative psum, added to
+    a result computed on every device as ``0 * psum(...)`` or ``+ psum(zeros)``, is there but
+    does nothing; None when each such collective matters."""
+    def kinds(module: str) -> set[str]:
+        return {m.group(4) for line in module.splitlines()
+                if (m := _COLLECTIVE.match(line)) and _moves(line)}
+
+    def unchanged(before: list, after: list) -> bool:
+        return all(np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True)
+                   for outputs in zip(before, after, strict=True)
+                   for a, b in zip(*outputs, strict=True))
+
+    for kind in sorted(kinds(program.module) & kinds(reference.module)):
+        changed = program.with_module(without(program.module, kind))
+        draws = (fresh_inputs(program.exported.in_avals, seed + k) for k in range(DRAWS))
+        if all(unchanged(program.run_on_devices(inputs), changed.run_on_devices(inputs))
+               for inputs in draws):
+            name = kind.replace("_", "-")
+            return (f"its result stays the same when its {name} moves nothing, so that "
+                    f"{name} carries nothing")
+    return None
+
+
+def _moves(line: str) -> bool:
+    """Whether a collective can move data at all: one whose every group is one device (on a
+    one-device program, or over axes of size 1) moves nothing by its nature."""
+    from grader.probes import _STRING, _groups
+
+    groups = _groups(_STRING.sub('""', line))  # what an author named is not read
+    if groups is None:
+        return True  # groups in a form not read here: it is taken to move data
+    if "source_target_pairs" in line:
+        return any(a != b for a, b in groups)
+    return any(len(group) > 1 for group in groups)
+
+
+def without(module: str, kind: str) -> str:
+    """``module`` with every collective of ``kind`` that can move data moving nothing: each
+    result of the type of its operand is replaced by the operand (each device keeps its own
+    data); any other is moved by a constant (0.5, or 1 for integers, or flipped for
+    booleans)."""
+    from grader.probes import _STRING
+
+    lines = module.splitlines()
+    starts = [i for i, line in enumerate(lines) if _FUNCTION.match(line)] + [len(lines)]
+    uses: list[tuple[int, str, str]] = []  # (line after the collective, a result, instead)
+    for index, line in enumerate(lines):
+        found = _COLLECTIVE.match(line)
+        if not found or found.group(4) != kind or not _moves(line):
+            continue
+        indent, result, count = found.group(1), found.group(2), found.group(3)
+        operands = [o.strip() for o in found.group(5).split(",")]
+        end, depth = index, 0
+        while True:  # to the end of its region, if it has one (strings do not count)
+            bare = _STRING.sub('""', lines[end])
+            depth += bare.count("{") - bare.count("}")
+            if depth <= 0 or end + 1 == len(lines):
+                break
+            end += 1
+        signature = _SIGNATURE.search(bare)
+        if signature is None:
+            raise ValueError(f"a {kind} in a form the grader cannot read")
+        given = [t.strip() for t in signature.group(1).split(", ")]
+        made = [t.strip() for t in signature.group(2).strip("()").split(", ")]
+        moved = f"moved_nothing_{index}"
+        lines[index] = line.replace(f"%{result}", f"%{moved}", 1)
+        added = []
+        for k, made_type in enumerate(made):
+            name = f"%{result}#{k}" if count else f"%{result}"
+            ours = f"%{moved}#{k}" if count else f"%{moved}"
+            if k < len(given) and given[k] == made_type and len(given) == len(made):
+                uses.append((end + 1, name, operands[k]))
+                continue
+            element = made_type.removeprefix("tensor<").removesuffix(">").split("x")[-1]
+            value = ("true" if element == "i1" else "0.5" if element.startswith(("f", "bf"))
+                     else "1")
+            op = "xor" if element == "i1" else "add"
+            added += [f"{indent}%{moved}_by_{k} = stablehlo.constant dense<{value}> : "
+                      f"{made_type}",
+                      f"{indent}%{moved}_{k} = stablehlo.{op} {ours}, %{moved}_by_{k} : "
+                      f"{made_type}"]
+            uses.append((end + 1, name, f"%{moved}_{k}"))
+        lines[end] = "\n".join([lines[end], *added])
+    resolved: dict[tuple[int, str], str] = {}  # (its function, a result) -> what replaced it
+    for after, name, instead in uses:  # in its function, after it
+        stop = next(start for start in starts if start >= after)
+        instead = resolved.get((stop, instead), instead)  # an operand replaced earlier
+        resolved[(stop, name)] = instead
+        use = re.compile(rf"(?<![\w$.-]){re.escape(name)}(?![\w$.#-])")
+        lines[after:stop] = [use.sub(instead, line) for line in lines[after:stop]]
+    return "\n".join(lines)
+
+
+def _unsafe_calls(module: str) -> set[str]:
+    """The custom calls of a StableHLO module that may not be run. Each operation starts a
+    line; a custom call is safe only in its usual printed form, ``stablehlo.custom_call
+    @target(``, with a target on the list (what follows, such as a location an author
+    named, is never read)."""
+    from grader.probes import _OPERATION
+
+    unsafe = set()
+    for line in module.splitlines():
+        match = _OPERATION.match(line)
+        name = (match.group("quoted") or match.group("plain")) if match else ""
+        if name.endswith("custom_call"):
+            call = _CUSTOM_CALL.match(line)
+            if not (call and _SAFE_CALL.match(call.group(1))):
+                unsafe.add(call.group(1) if call else "a custom call in an unusual form")
+    return unsafe
+
+
+def fresh_inputs(avals: Any, seed: int) -> list[Any]:
+    """Random inputs of the shapes and types ``avals`` gives: normal floats, unsigned
+    integers over their whole range (legacy PRNG keys are pairs of uint32), signed integers
+    in [-100, 100], booleans, and random keys."""
+    import jax
+
+    rng = np.random.default_rng(seed)
+    inputs = []
+    for aval in avals:
+        dtype = aval.dtype
+        if jax.dtypes.issubdtype(dtype, jax.dtypes.prng_key):
+            data = jax.eval_shape(jax.random.key_data, jax.ShapeDtypeStruct(aval.shape, dtype))
+            bits = rng.integers(0, 2**32, size=data.shape, dtype=np.uint64).astype(data.dtype)
+            inputs.append(jax.random.wrap_key_data(bits, impl=_key_impl(dtype)))
+        elif np.dtype(dtype).kind in "fc":
+            inputs.append(rng.standard_normal(aval.shape).astype(dtype))
+        elif np.dtype(dtype).kind == "u":
+            info = np.iinfo(dtype)
+            inputs.append(rng.integers(0, int(info.max) + 1, size=aval.shape,
+                                       dtype=np.uint64).astype(dtype))
+        elif np.dtype(dtype).kind == "i":
+            inputs.append(rng.integers(-100, 101, size=aval.shape).astype(dtype))
+        else:
+            inputs.append(rng.integers(0, 2, size=aval.shape).astype(dtype))
+    return inputs
+
+
+@functools.cache
+def _key_impl(dtype: Any) -> str:
+    """The name of the PRNG implementation whose keys have this dtype."""
+    import jax
+
+    for name in ("threefry2x32", "rbg", "unsafe_rbg"):
+        if jax.random.key(0, impl=name).dtype == dtype:
+            return name
+    raise ValueError(f"keys of type {dtype} are of no known PRNG implementation")
+
+
+def main() -> None:
+    devices, memory, grader, tasks = (int(a) for a in sys.argv[1:5])
+    if grader:  # not sandboxed: bubblewrap does this in the sandbox
+        die_with_parent(grader)
+    limit(memory, bool(tasks))
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # what JAX or XLA print cannot pass for a reply
+
+    from grader import cases
+    from grader.devices import use_cpu_devices
+
+    have = use_cpu_devices(devices)
+    cases.load(hidden=False)  # the measures defined next to the public tests
+    replies.write(json.dumps({"req": "ready", "ok": have == devices, "devices": have}) + "\n")
+    replies.flush()
+    for line in sys.stdin:
+        request = json.loads(line)
+        reply = verify(request.get("measures"), request.get("blob"), request.get("reference"),
+                       request.get("seed", 0))
+        replies.write(json.dumps({"req": request.get("req"), **reply}) + "\n")
+        replies.flush()
+
+
+if __name__ == "__main__":
+    main()

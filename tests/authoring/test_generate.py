@@ -1,0 +1,164 @@
+"""The notebooks: exercises generated from solutions, lessons saved executed, and every
+exercise and solution notebook running top to bottom."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbclient
+import nbformat
+import pytest
+
+from grader import course
+from grader.authoring import generate
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+SOLVED = sorted(course.SOLUTIONS.glob("*.ipynb"))
+UNSOLVED = sorted(course.EXERCISE_NOTEBOOKS.glob("*.ipynb"))
+SETUP_CELL = "from grader.devices import use_cpu_devices\n\nuse_cpu_devices(8)"
+
+
+def code_cells(path: Path) -> list:
+    return [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+
+
+def test_exercises_are_exactly_what_the_solutions_generate():
+    """Is exercises/ in sync with solutions/ (run `make exercises` if not)?"""
+    assert SOLVED, "no solution notebooks"
+    assert generate.stale_exercises() == []
+
+
+def test_stubs_replace_the_marked_blocks_only():
+    """Does a stub keep the signature, docstring and indentation, and drop the solution?"""
+    solved = (
+        'def f(x):\n    """Doc."""\n    # BEGIN SOLUTION\n    return x + 1\n    # END SOLUTION\n'
+    )
+    stub = generate.strip_solutions(solved)
+    assert stub == f'def f(x):\n    """Doc."""\n    {generate.STUB}\n'
+
+
+def test_an_unpaired_marker_is_an_error():
+    """Is a BEGIN SOLUTION without its END refused instead of leaking the solution?"""
+    with pytest.raises(generate.MarkerError):
+        generate.strip_solutions("def f():\n    # BEGIN SOLUTION\n    return 1\n")
+
+
+def test_no_solution_reaches_the_exercise_notebooks():
+    """Do the exercise notebooks hold no solution marker and no stored output?"""
+    for path in UNSOLVED:
+        text = path.read_text()
+        assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+        assert all(not c.outputs for c in code_cells(path))
+
+
+@pytest.mark.parametrize("path", LESSONS + SOLVED + UNSOLVED, ids=lambda p: p.name)
+def test_every_notebook_starts_by_setting_the_device_count(path):
+    """Is the device set-up the first code cell, before JAX can start?"""
+    assert code_cells(path)[0].source == SETUP_CELL
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_every_lesson_cell_was_executed_in_order_and_saved(path):
+    """Were all code cells of a lesson run top to bottom in one session and saved with their
+    outputs (nbval checks nothing in a cell without stored outputs)?"""
+    cells = code_cells(path)
+    assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
+    assert sum(bool(c.outputs) for c in cells) >= len(cells) // 2
+    assert cell_errors_match_tags(nbformat.read(path, as_version=4)) == []
+
+
+def run_notebook(path: Path) -> nbformat.NotebookNode:
+    notebook = nbformat.read(path, as_version=4)
+    client = nbclient.NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+    )
+    client.execute()
+    return notebook
+
+
+#: A cell tagged ``raises-exception`` whose error needs something split over several devices
+#: (two devices that disagree, a dimension that does not divide): with one device it must run
+#: without an error instead, as the lesson says.
+NO_ERROR_ON_ONE_DEVICE = "no-error-on-one-device"
+
+
+def cell_errors_match_tags(notebook: nbformat.NotebookNode, devices: int | None = None
+                           ) -> list[str]:
+    """The cells whose outcome disagrees with their tag: an error in an untagged cell, or a
+    cell tagged ``raises-exception`` that ran without one (on 1 device, a cell also tagged
+    ``no-error-on-one-device`` must run without one)."""
+    wrong = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            tags = cell.metadata.get("tags", [])
+            raises = "raises-exception" in tags
+            if devices == 1 and NO_ERROR_ON_ONE_DEVICE in tags:
+                raises = False
+            if raises != any(o.output_type == "error" for o in cell.outputs):
+                wrong.append(cell.source[:80])
+    return wrong
+
+
+# Lesson 6 starts its own processes with 4 devices each, whatever its kernel has.
+ON_FEWER_DEVICES = [p for p in LESSONS if not p.name.startswith("06_")]
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_only_error_cells_are_tagged_to_run_on_one_device(path):
+    """Is the one-device exception only ever a second tag of a cell that raises?"""
+    for cell in code_cells(path):
+        tags = cell.metadata.get("tags", [])
+        assert NO_ERROR_ON_ONE_DEVICE not in tags or "raises-exception" in tags, cell.source[:80]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("devices", [1, 2])
+@pytest.mark.parametrize("path", ON_FEWER_DEVICES, ids=lambda p: p.name)
+def test_lessons_also_run_on_fewer_devices(path, devices):
+    """With use_cpu_devices(1) or (2) in the first cell, does every lesson still run, each
+    error cell raising (or, on 1 device, running cleanly where tagged no-error-on-one-device)
+    and no other cell failing?"""
+    notebook = nbformat.read(path, as_version=4)
+    first = next(c for c in notebook.cells if c.cell_type == "code")
+    assert first.source == SETUP_CELL
+    first.source = SETUP_CELL.replace("(8)", f"({devices})")
+    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
+                                     allow_errors=True, store_widget_state=False,
+                                     resources={"metadata": {"path": str(ROOT)}})
+    notebook.cells.append(nbformat.v4.new_code_cell("import jax\n\njax.device_count()"))
+    client.execute()
+    assert notebook.cells[-1].outputs[0]["data"]["text/plain"] == str(devices)
+    assert cell_errors_match_tags(notebook, devices) == []
+
+
+def check_outputs(notebook: nbformat.NotebookNode) -> list[str]:
+    """The status each check(...) cell displayed."""
+    statuses = []
+    for cell in notebook.cells:
+        if cell.cell_type == "code" and cell.source.startswith("check("):
+            html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+            statuses.append(html.split('data-status="', 1)[1].split('"', 1)[0])
+    return statuses
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SOLVED, ids=lambda p: p.name)
+def test_solution_notebooks_run_and_pass_their_checks(path):
+    """Does each solved notebook run top to bottom, every check showing "passed"?"""
+    statuses = check_outputs(run_notebook(path))
+    assert statuses and set(statuses) == {"passed"}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", UNSOLVED, ids=lambda p: p.name)
+def test_exercise_notebooks_run_and_show_not_attempted(path):
+    """Does each unsolved notebook run top to bottom, every check saying "not attempted"?"""
+    statuses = check_outputs(run_notebook(path))
+    assert statuses and set(statuses) == {"not attempted"}
+
+
+def test_the_readme_lists_exactly_the_graders_exercises():
+    """Is the README's exercise table the one the exercise list gives (`make exercises`)?"""
+    text = generate.README.read_text()
+    assert generate.readme_with_table(text) == text

@@ -1,0 +1,173 @@
+"""The summary of a batch: the failure rates behind the figure, the table, and the PNG."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from matplotlib.colors import to_rgba
+from PIL import Image
+
+from grader.grading import summary
+from grader.grading.summary import Tally
+from grader.results import ExerciseResult, StudentResult, TestResult
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def exercise(name: str, status: str, points: float = 0, max_points: float = 4) -> ExerciseResult:
+    """One exercise worth ``max_points``, in one test with this status and points."""
+    return ExerciseResult(name, [TestResult("t", points, max_points, status)])
+
+
+def student(name: str, **outcomes: tuple[str, float]) -> StudentResult:
+    return StudentResult(name, {ex: exercise(ex, status, points)
+                                for ex, (status, points) in outcomes.items()})
+
+
+PASSED = ("passed", 4)
+# Four students, five exercises in course order: what each of them got.
+CLASS = [
+    student("ann", ring_shift=PASSED, distributed_dot=PASSED, shard_map_psum=("not found", 0),
+            pmap_scaled_sum=PASSED, pmean_update_step=("crashed", 0)),
+    student("bob", ring_shift=("partial", 2), distributed_dot=PASSED,
+            shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
+            pmean_update_step=("not found", 0)),
+    student("cid", ring_shift=("failed", 0), distributed_dot=("timeout", 0),
+            shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
+            pmean_update_step=("not found", 0)),
+    student("dee", ring_shift=("not found", 0), distributed_dot=("not attempted", 0),
+            shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
+            pmean_update_step=("not attempted", 0)),
+]
+
+
+def test_failure_rates_count_only_students_who_handed_the_exercise_in():
+    """Are passed, partly, failed and not handed in counted per exercise, the rate taken over
+    those who handed it in, the most failed first, and an exercise nobody handed in left out?"""
+    assert summary.tallies(CLASS) == [
+        Tally("pmean_update_step", passed=0, partial=0, failed=1, absent=3),
+        Tally("ring_shift", passed=1, partial=1, failed=1, absent=1),
+        Tally("distributed_dot", passed=2, partial=0, failed=1, absent=1),
+        Tally("pmap_scaled_sum", passed=4, partial=0, failed=0, absent=0),
+    ]
+    rates = [t.failure_rate for t in summary.tallies(CLASS)]
+    assert rates == [1.0, 2 / 3, 1 / 3, 0.0]
+
+
+def test_equal_rates_put_more_failures_first_then_course_order():
+    """With equal failure rates, does the exercise more students failed come first, and with
+    equal counts too, the one that comes first in the course?"""
+    two = [student("a", ring_shift=("failed", 0), distributed_dot=("failed", 0),
+                   shard_map_psum=("failed", 0)),
+           student("b", ring_shift=("not found", 0), distributed_dot=("failed", 0),
+                   shard_map_psum=("not found", 0))]
+    assert [t.exercise for t in summary.tallies(two)] == [
+        "distributed_dot", "ring_shift", "shard_map_psum"]
+
+
+def test_most_failed_leaves_out_exercises_nobody_failed_and_stops_at_the_limit():
+    """Does the list of the most failed exercises hold only exercises someone failed, at most
+    ``shown`` of them?"""
+    assert [t.exercise for t in summary.most_failed(CLASS)] == [
+        "pmean_update_step", "ring_shift", "distributed_dot"]
+    assert [t.exercise for t in summary.most_failed(CLASS, shown=1)] == ["pmean_update_step"]
+
+
+def test_the_markdown_table_gives_every_count():
+    """Does summary.md state the spread of the totals and one row per exercise handed in?"""
+    text = summary.markdown(CLASS)
+    assert ("4 student(s), total points out of 20: mean 7.5, median 7, lowest 4, highest 12; "
+            "0 with full marks") in text
+    assert "![Score distribution and the exercises most students failed](summary.png)" in text
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    assert rows == [
+        "| `pmean_update_step` | 1 | 0 | 0 | 3 | 100% |",
+        "| `ring_shift` | 1 | 1 | 1 | 1 | 67% |",
+        "| `distributed_dot` | 1 | 0 | 2 | 1 | 33% |",
+        "| `pmap_scaled_sum` | 0 | 0 | 4 | 0 | 0% |",
+    ]
+
+
+def test_the_terminal_text_lists_the_most_failed():
+    """Does the command line's summary name the most failed exercises with their counts?"""
+    assert summary.text(CLASS).splitlines() == [
+        "4 student(s), total points out of 20: mean 7.5, median 7, lowest 4, highest 12; "
+        "0 with full marks",
+        "most failed (of the students who handed the exercise in):",
+        "  pmean_update_step: 1 of 1 (100%) without full marks (1 failed, 0 partly)",
+        "  ring_shift: 2 of 3 (67%) without full marks (1 failed, 1 partly)",
+        "  distributed_dot: 1 of 3 (33%) without full marks (1 failed, 0 partly)",
+    ]
+
+
+def test_a_class_that_passed_everything_and_an_empty_class_say_so():
+    """Are a batch without failures and a batch without students described, not blank?"""
+    perfect = [student("ann", ring_shift=PASSED)]
+    assert summary.text(perfect).splitlines()[1] == (
+        "every student who handed an exercise in got full marks for it")
+    assert summary.text([]) == "no student in this batch"
+    assert "no exercise was handed in" in summary.markdown([])
+
+
+def read_png(data: bytes) -> Image.Image:
+    assert data.startswith(PNG_SIGNATURE)
+    image = Image.open(io.BytesIO(data))
+    image.verify()  # the whole file is a well-formed PNG
+    return Image.open(io.BytesIO(data))
+
+
+def test_the_figure_is_a_valid_png_that_grows_with_the_exercises():
+    """Is summary.png a well-formed PNG, taller when more exercises are listed?"""
+    few = read_png(summary.png([student("ann", ring_shift=PASSED)]))
+    many = read_png(summary.png(CLASS))
+    assert few.format == many.format == "PNG"
+    assert few.width == many.width == 1200
+    assert many.height >= few.height >= 400
+
+
+def test_the_figure_of_an_empty_batch_is_still_a_png():
+    """Does a batch with no student (an empty slice) still give a readable figure?"""
+    assert read_png(summary.png([])).size == (1200, 400)
+
+
+def shown_colour(result: ExerciseResult) -> str:
+    """The colour the notebook's feedback gives an exercise (its left border and status)."""
+    page = result._repr_html_()
+    border = re.search(r"border-left:6px solid (#[0-9a-fA-F]{6})", page).group(1)
+    status = re.search(r'<span style="color:(#[0-9a-fA-F]{6});font-weight:bold">', page).group(1)
+    assert border == status
+    return border
+
+
+@pytest.mark.parametrize(("status", "points", "bar"), [
+    ("passed", 4, "passed"), ("partial", 2, "partial"), ("failed", 0, "failed"),
+    ("timeout", 0, "failed"), ("crashed", 2, "failed"),
+])
+def test_the_summary_draws_each_exercise_in_the_colour_its_feedback_shows(status, points, bar):
+    """Is a student's exercise counted in the summary bar whose colour is the colour the
+    notebook's feedback shows for it (a crash with some points is red in both)?"""
+    result = exercise("ring_shift", status, points)
+    assert result.status == status
+    assert summary.outcome(result) == bar
+    figure = summary.figure([StudentResult("ann", {"ring_shift": result})])
+    drawn = {p.get_gid(): p for ax in figure.axes for p in ax.patches if p.get_gid()}
+    assert drawn[f"{bar}-ring_shift"].get_width() == 1.0
+    assert drawn[f"{bar}-ring_shift"].get_facecolor() == to_rgba(shown_colour(result))
+    legend = {t.get_text(): h for ax in figure.axes if ax.get_legend()
+              for t, h in zip(ax.get_legend().texts, ax.get_legend().legend_handles,
+                              strict=True)}
+    label = {"partial": "partly"}.get(bar, bar)
+    assert legend[label].get_facecolor() == to_rgba(shown_colour(result))
+
+
+def test_an_exercise_not_found_is_not_handed_in_and_grey_in_both():
+    """Is "not found" shown in the not-attempted grey in the feedback, not in the failure red,
+    and counted as not handed in by the summary, as "not attempted" is?"""
+    missing, stub = exercise("ring_shift", "not found"), exercise("ring_shift", "not attempted")
+    assert shown_colour(missing) == shown_colour(stub)
+    assert shown_colour(missing) != shown_colour(exercise("ring_shift", "failed"))
+    assert summary.outcome(missing) == summary.outcome(stub) == "absent"
+    row = ExerciseResult("ring_shift", [TestResult("t", 0, 4, "not found")])._repr_html_()
+    assert f'<span style="color:{shown_colour(stub)}">not found</span>' in row

@@ -1,0 +1,9 @@
+"""Marks for tests that need what not every machine has: bubblewrap, control groups."""
+
+import pytest
+
+from grader.workers import confine, runner
+
+NEEDS_THE_SANDBOX = pytest.mark.skipif(not runner.BWRAP, reason="bubblewrap is not installed")
+NEEDS_CGROUPS = pytest.mark.skipif(not confine.available(),
+                                   reason="no control group can be made here")

@@ -1,0 +1,112 @@
+"""How many processes a worker may start, and its share of the CPU (grader/workers/confine.py, and
+runner.WorkerProcess, which puts each worker in a control group of its own).
+
+Run by CI as root, where the grader makes its groups at the top of the cgroup hierarchies, and
+as an unprivileged user twice: in a group delegated to it, and with none (the fallback: the
+worker caps its own user's processes).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from markers import NEEDS_CGROUPS
+from test_sandbox import left_after
+
+from grader.workers import confine, runner
+
+SANDBOXED = [pytest.param(True, id="sandboxed", marks=pytest.mark.skipif(
+                 not runner.BWRAP, reason="bubblewrap is not installed")),
+             pytest.param(False, id="plain")]
+# A cell that starts processes (sleeping: cheap) until it cannot, up to 2000, and says how many.
+SPAWNS = """
+import os
+started = 0
+while started < 2000:
+    try:
+        os.posix_spawn("/bin/sleep", ["sleep", "1000"], os.environ)
+    except OSError:
+        break
+    started += 1
+raise RuntimeError(f"started {started}")
+"""
+
+
+def started_in_a_worker(sandboxed: bool) -> tuple[int, runner.WorkerProcess]:
+    """How many processes a cell could start in a fresh worker, and the worker (closed)."""
+    limits = runner.Limits()
+    worker = runner.WorkerProcess(2, limits, runner.Sandbox(use_bwrap=sandboxed))
+    try:
+        worker.receive("ready", limits.start)
+        reply = worker.request("cell", 120, file="a.py", label="a.py", source=SPAWNS)
+        return int(re.search(r"started (\d+)", reply["error"]["message"]).group(1)), worker
+    finally:
+        worker.close()
+
+
+def users_processes() -> set[str]:
+    """This user's processes, in any state (ending, or waiting to be reaped, included)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if stat.stat().st_uid == os.getuid():
+                found.add(stat.parent.name)
+        except OSError:
+            continue
+    return found
+
+
+def settle(seconds: float = 30, still: float = 2) -> None:
+    """Wait, ``seconds`` at most, until this user's processes have stayed the same for
+    ``still`` seconds: a killed worker's processes take a moment to end and to be reaped."""
+    deadline, seen, since = time.monotonic() + seconds, None, time.monotonic()
+    while time.monotonic() < deadline:
+        now = users_processes()
+        if now != seen:
+            seen, since = now, time.monotonic()
+        elif time.monotonic() - since >= still:
+            return
+        time.sleep(0.1)
+
+
+@NEEDS_CGROUPS
+@pytest.mark.parametrize("sandboxed", SANDBOXED)
+def test_a_worker_in_its_control_group_runs_at_most_max_tasks_and_leaves_nothing(sandboxed):
+    """Does a worker's cell run out of processes at the cap (its own threads count too), and
+    once the worker is closed, is every process it started gone, and its group with them?"""
+    started, worker = started_in_a_worker(sandboxed)
+    assert 10 < started < confine.MAX_TASKS
+    assert worker.group and not any(folder.exists() for folder in worker.group.folders)
+    assert left_after([worker.home.name]) == []
+
+
+@pytest.mark.skipif(os.getuid() == 0, reason="root is exempt from RLIMIT_NPROC")
+@pytest.mark.parametrize("sandboxed", SANDBOXED)
+def test_without_a_control_group_a_worker_caps_its_users_processes(sandboxed, monkeypatch):
+    """Where no group can be made, does the worker cap its user at MAX_TASKS more processes
+    than it runs (in the sandbox, its namespace's alone), and leave none behind?"""
+    monkeypatch.setattr(confine.Group, "create", classmethod(lambda cls: None))
+    # The cap counts what the user runs now, and an earlier test's killed processes may still
+    # be ending or waiting to be reaped: they would free their places in the middle of this.
+    settle()
+    started, worker = started_in_a_worker(sandboxed)
+    assert 10 < started <= confine.MAX_TASKS
+    assert left_after([worker.home.name]) == []
+
+
+def test_a_group_is_joined_before_its_command_runs(tmp_path):
+    """The command a worker is started with: does the shell write its own pid into every
+    folder's cgroup.procs, then become the command, its arguments untouched?"""
+    folders = (tmp_path / "pids", tmp_path / "cpu")
+    for folder in folders:
+        folder.mkdir()
+    command = confine.Group(folders).command(["sh", "-c", 'echo "$$ $0 $1"', "a b", "c"])
+    done = subprocess.run(command, capture_output=True, text=True, check=True)
+    pid, args = done.stdout.strip().split(" ", 1)
+    assert args == "a b c"
+    assert [(f / "cgroup.procs").read_text().strip() for f in folders] == [pid, pid]

@@ -1,0 +1,23 @@
+"""Lesson 6's grader tests (grader/workers/replay.py): a student's function run in several
+processes, each of which replays the cells the worker ran. They run for real when a
+submission of lesson 6 is graded (tests/grading/test_grade.py)."""
+
+import pytest
+
+from grader.lessons.cluster import ClusterError
+from grader.workers import record, replay
+
+
+def test_replay_outside_a_worker_is_a_clear_error():
+    """Is replay refused when no worker recorded the submission's cells?"""
+    with pytest.raises(ClusterError, match="no cells that define `global_batch`"):
+        replay.replay("global_batch", print)
+
+
+def test_the_file_that_defines_a_name_last_is_the_one_replayed():
+    """Does the record name the last file whose namespace defines the function, as the
+    worker looks it up, and none for a name no file defines?"""
+    ran = record.Record(namespaces={"a.ipynb": {"f": 1, "g": 2}, "b.py": {"f": 3}})
+    assert ran.file_defining("f") == "b.py"
+    assert ran.file_defining("g") == "a.ipynb"
+    assert ran.file_defining("h") is None

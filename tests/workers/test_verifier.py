@@ -1,0 +1,425 @@
+"""The verifier: measures of how a function computes, taken from the program a worker sent,
+in a process where none of the submission's code runs (grader/workers/verifier.py, runner._verify).
+
+conftest.py gives this process 8 CPU devices; the verifiers started here have 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import alternatives
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import PartitionSpec as P
+
+from grader import cases, plain, probes
+from grader import messages as msg
+from grader.grading import grade, submission
+from grader.workers import runner, verifier
+
+DEVICES = 2
+
+
+def psum_program(block_sum=lambda b: b.sum(), x=None) -> dict:
+    """A serialized program, as a worker on 2 devices sends it: a shard_map adding up
+    ``block_sum`` of each block with one psum (by default, the sum of ``x``, ``arange(4)``)."""
+    mesh = jax.make_mesh((DEVICES,), ("data",), devices=jax.devices()[:DEVICES],
+                         axis_types=(jax.sharding.AxisType.Auto,))
+    fn = jax.shard_map(lambda b: jax.lax.psum(block_sum(b), "data"), mesh=mesh,
+                       in_specs=P("data"), out_specs=P())
+    x = jnp.arange(4.0) if x is None else x
+    return plain.to_plain(plain.Unverified("hlo_collectives", probes.Program.of(fn, x).serialize()))
+
+
+def run_of(outcomes: dict, reference: runner.Run | None = None) -> runner.Run:
+    result = runner.Run(DEVICES, outcomes=outcomes)
+    try:
+        runner._verify(result, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX, reference)
+    finally:
+        runner.close_verifiers()
+    return result
+
+
+@pytest.mark.slow
+def test_programs_are_measured_and_bad_ones_fail_alone():
+    """Is a good program measured in place, while bytes that are not a program, a program
+    tag whose bytes are not text, a verified measurement the worker claims to have taken
+    itself, and an unknown measure each fail only their own case, with a reason?"""
+    good = psum_program()
+    forged = {"verified": plain.to_plain({"all-reduce": 1})}
+    garbage = {"program": {"measure": "hlo_collectives", "blob": "bm90IGEgcHJvZ3JhbQ=="}}
+    unknown = {"program": {"measure": "open", "blob": good["program"]["blob"]}}
+    malformed = {"program": ["not", "a", "dict"]}
+    number = {"program": {"measure": "hlo_collectives", "blob": 5}}
+    result = run_of({
+        "a": {"ok": True, "data": plain.to_plain({"collectives": "X"})},
+        "bad": {"ok": True, "data": {"dict": {"collectives": garbage}}},
+        "forged": {"ok": True, "data": {"dict": {"collectives": forged}}},
+        "unknown": {"ok": True, "data": unknown},
+        "malformed": {"ok": True, "data": {"dict": {"collectives": malformed}}},
+        "number": {"ok": True, "data": number},
+        "good": {"ok": True, "data": {"dict": {"values": plain.to_plain([1.0]),
+                                               "collectives": good}}},
+        "top": {"ok": True, "data": good},
+    })
+    outcomes = result.outcomes
+    assert outcomes["a"]["ok"]  # nothing to verify: left as it was
+    assert outcomes["bad"] == {"ok": False, "unverified": outcomes["bad"]["unverified"]}
+    assert outcomes["forged"] == {"ok": False, "unverified": "it claims to be verified"}
+    assert outcomes["unknown"] == {"ok": False, "unverified": "no such measure"}
+    assert outcomes["number"] == {"ok": False, "unverified": "it is not a program"}
+    with pytest.raises(plain.NotPlain, match="not verified"):  # left as sent: it cannot count
+        plain.from_plain(outcomes["malformed"]["data"])
+    counts = plain.from_plain(outcomes["good"]["data"])["collectives"]
+    assert counts["all-reduce"] == 1 and sum(counts.values()) == 1
+    assert plain.verified_paths(outcomes["good"]["data"]) == {"/collectives"}
+    assert plain.verified_paths(outcomes["top"]["data"]) == {"/"}
+    assert result.unfinished is None
+
+
+@pytest.mark.slow
+def test_a_program_must_compute_what_the_reference_computes_on_new_inputs():
+    """Is each program run next to the reference's program of its case, on inputs the
+    submission never saw: is one computed another way measured and left to pass, while one
+    that gives the reference's result only on the test's own input (its psum decorative), one
+    whose psum adds the wrong values, and one made for other arguments are measured but marked
+    with the reason they cannot pass? And does one the reference took no such measure of (at
+    that place, or by that measure) fail unmeasured?"""
+    want = psum_program()
+    compared = ("other_way", "decoy", "args", "wrong", "other_measure")
+    reference = runner.Run(DEVICES, programs={
+        (case, (), "hlo_collectives"): want["program"]["blob"] for case in compared})
+    summarised = {"program": {**want["program"], "measure": "summarise"}}
+    result = run_of({
+        "other_way": {"ok": True, "data": psum_program(lambda b: b[::-1].sum())},
+        "decoy": {"ok": True, "data": psum_program(lambda b: b[0] * 0 + 6.0 / DEVICES)},
+        "args": {"ok": True, "data": psum_program(x=jnp.arange(6.0))},
+        "wrong": {"ok": True, "data": psum_program(lambda b: b[0])},
+        "other_measure": {"ok": True, "data": summarised},
+        "other_place": {"ok": True, "data": {"dict": {"extra": want}}},
+        "unchecked": {"ok": True, "data": want},  # a case the reference measured nothing of
+    }, reference)
+    outcomes = result.outcomes
+    for case, why in [("other_measure", "the test takes no measure 'summarise' there"),
+                      ("other_place", "the test takes no measure 'hlo_collectives' there"),
+                      ("unchecked", "the test takes no measure 'hlo_collectives' there")]:
+        assert outcomes.pop(case) == {"ok": False, "unverified": why}
+    for case in outcomes:
+        assert outcomes[case]["ok"]
+        assert plain.from_plain(outcomes[case]["data"])["all-reduce"] == 1
+    assert "differs" not in outcomes["other_way"]
+    assert outcomes["decoy"]["differs"] == "its result differs from the reference's"
+    assert outcomes["wrong"]["differs"] == outcomes["decoy"]["differs"]
+    assert outcomes["args"]["differs"] == (
+        "it takes other arguments than the reference solution's program")
+
+
+def test_a_collective_that_carries_nothing_does_not_count():
+    """A dot computed whole on every device with a psum added as 0 * psum, or a psum of zeros
+    added: the result is right on any input, but does it stay the same when the all-reduce
+    moves nothing, and is that the reason given, while an honest psum (of one value, or of
+    two at once), an all-gather the reference has no kind of, and a psum on one device (which
+    moves nothing by its nature) are left alone?"""
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+    split, whole = (P("data"), P("data")), P()
+
+    def over_mesh(body, out_specs=whole):
+        return jax.shard_map(body, mesh=mesh, in_specs=split, out_specs=out_specs)
+
+    honest = over_mesh(lambda a, b: jax.lax.psum(jnp.vdot(a, b), "data"))
+    programs = {
+        "times_zero": lambda v1, v2: jnp.vdot(v1, v2) + 0 * honest(v1, v2),
+        "plus_zeros": lambda v1, v2: jnp.vdot(v1, v2) + over_mesh(
+            lambda a, b: jax.lax.psum(jnp.vdot(a, b) * 0, "data"))(v1, v2),
+        "two_at_once": lambda v1, v2: sum(over_mesh(lambda a, b: jax.lax.psum(
+            (jnp.vdot(a, b) / 2, jnp.vdot(a, b) / 2), "data"), (P(), P()))(v1, v2)),
+        "decorative_two": lambda v1, v2: jnp.vdot(v1, v2) + 0 * sum(over_mesh(
+            lambda a, b: jax.lax.psum((jnp.vdot(a, b), a.sum()), "data"), (P(), P()))(v1, v2)),
+        "gathers_too": over_mesh(lambda a, b: jax.lax.psum(jnp.vdot(
+            jax.lax.all_gather(a, "data", tiled=True)[: a.size] * 0 + a, b), "data")),
+    }
+    x = jnp.arange(16.0)
+    reference = probes.Program.of(honest, x, x)
+    why = {name: verifier.differs(probes.Program.of(fn, x, x), reference, seed=3)
+           for name, fn in programs.items()}
+    nothing = "its result stays the same when its all-reduce moves nothing, so that " \
+              "all-reduce carries nothing"
+    assert why == {"times_zero": nothing, "plus_zeros": nothing, "two_at_once": None,
+                   "decorative_two": nothing, "gathers_too": None}
+    one = jax.make_mesh((1,), ("data",), devices=jax.devices()[:1],
+                        axis_types=(jax.sharding.AxisType.Auto,))
+    alone, reversed_alone = (
+        probes.Program.of(jax.shard_map(lambda b, f=f: jax.lax.psum(f(b).sum(), "data"),
+                                        mesh=one, in_specs=P("data"), out_specs=P()), x)
+        for f in (lambda b: b, lambda b: b[::-1]))
+    assert alone.identity != reversed_alone.identity  # compared, not taken as one program
+    assert verifier.differs(alone, reversed_alone, seed=3) is None  # nothing can move
+
+
+def test_a_copy_of_the_reference_program_is_taken_as_it_and_measured_once(monkeypatch):
+    """A copy of the reference's code, from other lines of another file, is the reference's
+    program: is it found to compute the same without being run, and is each measure of the
+    programs of one identity taken once per verifier, while another program is run and
+    measured?"""
+    mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
+    code = ("import jax\nfrom jax.sharding import PartitionSpec as P\n"
+            "def total(x, mesh):\n    return jax.shard_map(lambda b: jax.lax.psum(b.sum(), "
+            "'data'), mesh=mesh, in_specs=P('data'), out_specs=P())(x)\n")
+    x = jnp.arange(16.0)
+    copies = []
+    for file, blank in [("/reference/a.py", 0), ("/student/b.py", 7)]:
+        found: dict = {}
+        exec(compile("\n" * blank + code, file, "exec"), found)  # noqa: S102 - our own code
+        blob = probes.Program.of(lambda x, f=found["total"]: f(x, mesh), x).serialize()
+        copies.append(probes.Program.load(blob))
+    other = probes.Program.of(jax.shard_map(lambda b: jax.lax.psum(b[::-1].sum(), "data"),
+                                            mesh=mesh, in_specs=P("data"), out_specs=P()), x)
+    taken = []
+    monkeypatch.setitem(probes.MEASURES, "counted",
+                        lambda program: taken.append(program) or len(program.module))
+    ran = []
+    monkeypatch.setattr(probes.Program, "run", lambda self, inputs: ran.append(self) or [])
+    mine, theirs = copies
+    assert verifier.differs(mine, theirs, seed=1) is None and ran == []
+    verifier.differs(other, theirs, seed=1)
+    assert ran == [other, theirs]  # run side by side
+    first = verifier._take("counted", theirs)
+    assert verifier._take("counted", mine) == first == {"ok": True, "data": first["data"]}
+    assert verifier._take("counted", other)["ok"] and taken == [theirs, other]
+
+
+@pytest.mark.parametrize("devices", [8, 4, 2])
+def test_a_program_whose_devices_each_do_the_whole_work_does_not_count(devices):
+    """A dot done whole on every device, times a psum counting the devices, or divided by
+    their number and summed with a psum (either psum carries something: without it the
+    result changes): on 4 devices or more, is the work each device
+    does compared with the reference's, and the reason given, while a split dot written
+    otherwise, and anything on 2 devices, are left alone?"""
+    mesh = jax.make_mesh((devices,), ("data",), devices=jax.devices()[:devices],
+                         axis_types=(jax.sharding.AxisType.Auto,))
+
+    def over_mesh(body):
+        return jax.shard_map(body, mesh=mesh, in_specs=(P("data"), P("data")), out_specs=P())
+
+    honest = over_mesh(lambda a, b: jax.lax.psum(jnp.vdot(a, b), "data"))
+    count = over_mesh(lambda a, b: jax.lax.psum(jnp.ones((), a.dtype), "data"))
+    programs = {
+        "counts_devices": lambda v1, v2: jnp.vdot(v1, v2) * count(v1, v2) / devices,
+        "divides_then_sums": lambda v1, v2: jax.shard_map(
+            lambda a, b, whole: jax.lax.psum(jnp.vdot(*whole) / devices, "data"), mesh=mesh,
+            in_specs=(P("data"), P("data"), P()), out_specs=P())(v1, v2, (v1, v2)),
+        "split_otherwise": over_mesh(lambda a, b: jax.lax.psum((a * b).sum(), "data")),
+    }
+    x = jnp.arange(64.0)
+    reference = probes.Program.of(honest, x, x)
+    why = {name: verifier.differs(probes.Program.of(fn, x, x), reference, seed=5)
+           for name, fn in programs.items()}
+    assert why.pop("split_otherwise") is None
+    if devices < verifier.SPLIT_FROM:
+        assert why == {"counts_devices": None, "divides_then_sums": None}
+    else:
+        assert all(w.endswith("the work is not split") for w in why.values()), why
+
+
+def test_a_program_that_differs_fails_with_the_judges_hint_or_with_the_reason():
+    """Does a case whose program computes something else fail with the judge's own message and
+    hint when the judge fails (the all-reduce is missing), and otherwise with the reason its
+    program does not count?"""
+    found = next(c for c in cases.for_exercise("distributed_dot")
+                 if c.name == "compiles_to_an_all_reduce")
+    want = {"ok": True, "data": {"verified": plain.to_plain({"all-reduce": 1})}}
+    why = "its result differs from the reference's"
+    decoy = {"ok": True, "data": want["data"], "differs": why}
+    decided = cases.decide(found, {8: decoy}, {8: want})
+    assert decided.status == msg.FAILED
+    assert decided.message == msg.MSG_DIFFERS.format(name="distributed_dot", why=why)
+    forgot = {**decoy, "data": {"verified": plain.to_plain({"all-reduce": 0})}}
+    decided = cases.decide(found, {8: forgot}, {8: want})
+    assert decided.status == msg.FAILED and decided.hint == msg.HINT_FORGOT_PSUM
+    assert cases.decide(found, {8: want}, {8: want}).status == msg.PASSED
+
+
+@pytest.mark.slow
+def test_correct_functions_written_apart_agree_with_the_reference_on_new_inputs():
+    """Handed in as a submission, do correct functions written independently of the
+    solutions (alternatives.py) pass every test of lesson 3 on 8 devices: are their
+    programs, run next to the reference solutions' on new inputs, found to agree?"""
+    chosen = [c for c in cases.load() if c.exercise in alternatives.CORRECT
+              and 8 in c.device_counts]
+    try:
+        reference = runner.run(submission.load(grade.SOLUTIONS).sources, chosen, 8,
+                               runner.DEFAULT_LIMITS)
+        source = Path(alternatives.__file__).read_text()
+        theirs = runner.run([runner.Source("alternatives.py", "alternatives.py", source)],
+                            chosen, 8, runner.DEFAULT_LIMITS, reference=reference)
+    finally:
+        runner.close_verifiers()
+    checked = {case for case, *_ in reference.programs}
+    assert checked and checked == {case for case, *_ in theirs.programs}
+    for c in chosen:
+        decided = cases.decide(c, {8: theirs.outcomes[c.id]}, {8: reference.outcomes[c.id]})
+        assert decided.status == msg.PASSED, (c.id, decided.message)
+
+
+def test_fresh_inputs_differ_by_seed_and_cover_every_kind_of_input():
+    """Are the verifier's inputs random (another seed, other values), of the exact shapes and
+    types asked, keys included?"""
+    avals = [jax.core.ShapedArray((3, 2), jnp.float32), jax.core.ShapedArray((4,), jnp.uint32),
+             jax.core.ShapedArray((5,), jnp.int32), jax.core.ShapedArray((2,), jnp.bool_),
+             jax.typeof(jax.random.split(jax.random.key(0), 3))]
+    first, again, other = (verifier.fresh_inputs(avals, seed) for seed in (1, 1, 2))
+    for aval, x, y, z in zip(avals, first, again, other, strict=True):
+        assert (x.shape, x.dtype) == (aval.shape, aval.dtype)
+        data = [jax.random.key_data(v) if aval.dtype == avals[-1].dtype else v for v in (x, y, z)]
+        assert np.array_equal(data[0], data[1])
+    assert not np.array_equal(first[0], other[0])
+    assert first[2].min() >= -100 and first[2].max() <= 100
+
+
+def test_only_sharding_annotations_and_lapack_calls_are_run():
+    """Does the verifier refuse to run a program with a custom call other than sharding
+    annotations and LAPACK (a call back into Python, say), including one printed in another
+    form or whose location names a safe target?"""
+    module = (' %0 = stablehlo.custom_call @Sharding(%arg0) : tensor<4xf32>\n'
+              ' %1:2 = stablehlo.custom_call @lapack_sgetrf_ffi(%0) loc("custom_call @x")\n')
+    assert verifier._unsafe_calls(module) == set()
+    callback = module + ' %2 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%1)\n'
+    assert verifier._unsafe_calls(callback) == {"xla_ffi_python_cpu_callback"}
+    posing = module + ' %2 = stablehlo.custom_call @"evil"(%1) loc("custom_call @Sharding(")\n'
+    generic = module + ' %2 = "stablehlo.custom_call"(%1) {call_target_name = "Sharding"}\n'
+    for hidden in (posing, generic):
+        assert verifier._unsafe_calls(hidden) == {"a custom call in an unusual form"}
+
+
+def test_a_function_that_calls_back_into_python_is_told_why_it_cannot_be_measured():
+    """Does a function with jax.debug.print get a clear reason instead of jax.export's
+    NotImplementedError (which would read as "not attempted")?"""
+    def noisy(x):
+        jax.debug.print("x = {}", x)
+        return x * 2
+
+    with pytest.raises(ValueError, match="jax.debug.print"):
+        probes.Program.of(noisy, jnp.arange(4.0))
+
+
+def forever(block):
+    """A block sum that loops without end."""
+    def body(state):
+        return state[0] + 1, jnp.sin(state[1])
+    return jax.lax.while_loop(lambda state: state[0] >= 0, body, (0, block.sum()))[1]
+
+
+@pytest.mark.slow
+def test_a_program_that_never_ends_costs_its_own_cases_and_leaves_nothing_running():
+    """A program whose run never ends, in a run with 3 s per exercise: does it cost its own
+    case only, with the reason, while another exercise's program is still measured (by a
+    fresh verifier), and is every process of the verifier it held killed, however long the
+    program would run?"""
+    import threading
+
+    from test_sandbox import processes_with_home
+
+    good, endless = psum_program(), psum_program(forever)
+    limits = runner.Limits(exercise=3)
+    ids = {"endless": "ring_shift:endless", "good": "distributed_dot:good"}
+    reference = runner.Run(DEVICES, programs={(i, (), "hlo_collectives"): good["program"]["blob"]
+                                              for i in ids.values()})
+    result = runner.Run(DEVICES, outcomes={ids["endless"]: {"ok": True, "data": endless},
+                                           ids["good"]: {"ok": True, "data": good}})
+    started = []
+    real_start = runner._start_verifier
+
+    def recording(*args):
+        started.append(real_start(*args))
+        return started[-1]
+
+    runner._start_verifier = recording
+    try:
+        verifying = threading.Thread(target=runner._verify,
+                                     args=(result, limits, runner.DEFAULT_SANDBOX, reference))
+        verifying.start()
+        verifying.join(timeout=120)
+        assert not verifying.is_alive(), "the grader waited on the program"
+    finally:
+        runner._start_verifier = real_start
+        runner.close_verifiers()
+    assert result.outcomes[ids["endless"]] == {
+        "ok": False, "unverified": msg.MSG_VERIFIER_TIME_UP.format(seconds=3)}
+    assert result.outcomes[ids["good"]]["ok"] and "differs" not in result.outcomes[ids["good"]]
+    assert len(started) == 2 and started[0].process.poll() is not None
+    assert processes_with_home([started[0].home.name]) == []
+
+
+@pytest.mark.slow
+def test_a_verifier_serves_one_run_after_another_until_it_fails():
+    """Is the verifier of one run reused by the next, and one that failed not reused?"""
+    kind = (DEVICES, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX)
+    try:
+        first = runner.Run(DEVICES, outcomes={"a": {"ok": True, "data": psum_program()}})
+        runner._verify(first, *kind[1:])
+        [serving] = runner._idle_verifiers[kind]
+        second = runner.Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
+        runner._verify(second, *kind[1:])
+        assert runner._idle_verifiers[kind] == [serving] and second.outcomes["b"]["ok"]
+        serving.kill()  # a verifier that died meanwhile is replaced
+        third = runner.Run(DEVICES, outcomes={"c": {"ok": True, "data": psum_program()}})
+        runner._verify(third, *kind[1:])
+        assert third.outcomes["c"]["ok"] and runner._idle_verifiers[kind] != [serving]
+    finally:
+        runner.close_verifiers()
+    assert runner._idle_verifiers == {} and serving.process.poll() is not None
+
+
+@pytest.mark.slow
+def test_a_verifier_outlives_the_thread_that_started_it():
+    """Does a verifier started by one grading thread still serve a run in another thread
+    once the first has ended (a sandbox dying with its parent thread would be killed)?"""
+    import threading
+
+    kind = (DEVICES, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX)
+    try:
+        first = runner.Run(DEVICES, outcomes={"a": {"ok": True, "data": psum_program()}})
+        starter = threading.Thread(target=runner._verify, args=(first, *kind[1:]))
+        starter.start()
+        starter.join()
+        [serving] = runner._idle_verifiers[kind]
+        second = runner.Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
+        runner._verify(second, *kind[1:])
+        assert first.outcomes["a"]["ok"] and second.outcomes["b"]["ok"], second.outcomes
+        assert runner._idle_verifiers[kind] == [serving]
+    finally:
+        runner.close_verifiers()
+
+
+def test_a_measurement_the_reference_had_verified_must_be_verified():
+    """Does a case fail when the reference's measurement was verified and the student's is
+    plain data, even if the numbers agree?"""
+    found = next(c for c in cases.for_exercise("distributed_dot")
+                 if c.name == "compiles_to_an_all_reduce")
+    counts = plain.to_plain({"all-reduce": 1})
+    want = {"ok": True, "data": {"verified": counts}}
+    result = cases.decide(found, {8: {"ok": True, "data": counts}}, {8: want})
+    assert result.status == msg.FAILED
+    assert result.message == msg.MSG_NOT_VERIFIED.format(name="distributed_dot")
+    assert cases.decide(found, {8: want}, {8: want}).status == msg.PASSED
+
+
+def test_an_unverifiable_program_is_an_error_with_its_reason():
+    """Is an outcome the verifier could not measure an error naming the reason?"""
+    found = cases.for_exercise("distributed_dot")[0]
+    outcome = {"ok": False, "unverified": "it is not a program"}
+    result = cases.decide(found, {8: outcome}, {8: {"ok": True, "data": {}}})
+    assert result.status == msg.ERROR and "it is not a program" in result.message
+
+
+def test_a_deeply_nested_reply_is_walked_without_recursion():
+    """Does data nested far deeper than Python's recursion limit still get searched for
+    programs and verified measures, without a RecursionError in the grader?"""
+    deep = {"verified": {"none": None}}
+    for _ in range(20_000):
+        deep = {"list": [deep]}
+    assert plain.verified_paths(deep) == {"/" + "/".join(["0"] * 20_000)}
+    assert plain.programs(deep) == []
