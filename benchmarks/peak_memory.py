@@ -5,7 +5,7 @@
 prints ``peak-rss-kib N`` last on stderr: VmHWM, the high-water mark of this process's own
 memory (ru_maxrss would not do: Linux keeps it across exec, so it would start at the size of
 the process this one was started from). Used by benchmarks/grading.py --hostile and by the
-hostile batch of tests/grading/test_grade.py.
+hostile batch of tests/grading/test_hostile_batch.py.
 """
 
 import runpy

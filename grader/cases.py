@@ -24,6 +24,7 @@ from grader import messages as msg
 from grader import plain
 from grader.course import BY_NAME
 from grader.devices import DEFAULT_DEVICES
+from grader.hints import common, error_hint
 from grader.judge import Hint, Verdict, same
 from grader.results import TestResult
 
@@ -82,7 +83,7 @@ def case(
     forgotten psum would give).
     """
     if exercise not in BY_NAME:
-        raise ValueError(f"unknown exercise {exercise!r}")
+        raise ValueError(msg.CASE_UNKNOWN_EXERCISE.format(exercise=exercise))
 
     def register(probe: Probe) -> Probe:
         found = Case(
@@ -95,7 +96,7 @@ def case(
             devices=devices,
         )
         if found.id in _REGISTRY and _REGISTRY[found.id].probe is not probe:
-            raise ValueError(f"two tests are named {found.id}")
+            raise ValueError(msg.CASE_TWICE.format(id=found.id))
         _REGISTRY[found.id] = found
         return probe
 
@@ -184,7 +185,7 @@ def decide(found: Case, outcomes: dict[int, dict], wants: dict[int, dict]) -> Te
         want = wants.get(devices)
         status, message, hint, got_text, want_text = _judge_one(found, name, outcome, want)
         if status != msg.PASSED and index > 0 and status in (msg.FAILED, msg.ERROR):
-            hint = msg.HINT_DEVICE_COUNT  # right on the first device count, wrong on another
+            hint = common.HINT_DEVICE_COUNT  # right on the first device count, wrong on another
         if status != msg.PASSED:
             return TestResult(
                 test=found.name,
@@ -260,10 +261,10 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         text = msg.MSG_RAISED.format(
             name=name, type=error.get("type", "an error"), message=_shorten(full)
         )
-        return msg.ERROR, text, msg.error_hint(full), None, None
+        return msg.ERROR, text, error_hint(full), None, None
     if want is None or not want.get("ok"):
         problem = (want or {}).get("error", {}).get("message", "no reference result")
-        return msg.ERROR, f"the reference solution failed this test: {problem}", None, None, None
+        return msg.ERROR, msg.MSG_REFERENCE_FAILED.format(problem=problem), None, None, None
     try:
         got_data = plain.from_plain(outcome.get("data"))
         want_data = plain.from_plain(want["data"])

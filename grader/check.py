@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable
 
 from grader import cases, expected
+from grader import messages as msg
 from grader.course import BY_NAME
 from grader.devices import DEFAULT_DEVICES, WORKER_ENV
 from grader.results import ExerciseResult, TestResult
@@ -27,9 +28,9 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
     name = exercise if isinstance(exercise, str) else getattr(exercise, "__name__", "")
     if name not in BY_NAME:
         known = ", ".join(BY_NAME)
-        raise ValueError(f"{name!r} is not an exercise of this course; the exercises: {known}")
+        raise ValueError(msg.CHECK_UNKNOWN_EXERCISE.format(name=name, known=known))
     if isinstance(exercise, str):
-        raise TypeError(f"pass the function itself: check({name}), not check({name!r})")
+        raise TypeError(msg.CHECK_PASS_FUNCTION.format(name=name))
     devices = jax.device_count()
     public = cases.for_exercise(name, hidden=False)
     wants = {c.id: expected.load().get(c.id, {}).get(str(devices)) for c in public}
@@ -47,8 +48,6 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
 
 
 def _no_expected(found: cases.Case, devices: int) -> TestResult:
-    from grader import messages as msg
-
     return TestResult(
         test=found.name,
         points=0,

@@ -90,10 +90,10 @@ def main(argv: list[str] | None = None) -> int:
         for name in generate.generate():
             print(f"wrote {name}")
         return 0
-    from grader import expected
+    from grader.authoring import refresh_expected
 
     try:
-        written = expected.refresh(args.lessons)
+        written = refresh_expected.refresh(args.lessons)
     except ValueError as exc:
         return _fail(str(exc))
     for path in written:
@@ -108,7 +108,7 @@ def _fail(message: str) -> int:
 
 def _writable(out: Path) -> str | None:
     """Why ``out`` cannot be written as a folder, or None if it can (it is created)."""
-    from grader import messages as msg
+    from grader.grading import texts
 
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -116,31 +116,31 @@ def _writable(out: Path) -> str | None:
         probe.write_text("")
         probe.unlink()
     except OSError as exc:
-        return msg.OUT_NOT_WRITABLE.format(out=out, why=exc.strerror or exc)
+        return texts.OUT_NOT_WRITABLE.format(out=out, why=exc.strerror or exc)
     return None
 
 
 def _grade(args: argparse.Namespace) -> int:
     from grader import course
     from grader import messages as msg
-    from grader.grading import grade, progress
-    from grader.workers import runner
-    from grader.workers.runner import Limits
+    from grader.grading import grade, progress, texts
+    from grader.workers import process
+    from grader.workers.sandbox import Limits
 
     if not args.submissions.is_dir():
-        return _fail(f"{args.submissions} is not a folder of submissions")
+        return _fail(texts.SUBMISSIONS_NOT_A_FOLDER.format(folder=args.submissions))
     if args.out.resolve().is_relative_to(args.submissions.resolve()):
-        return _fail(msg.OUT_INSIDE_SUBMISSIONS.format(out=args.out,
-                                                       submissions=args.submissions))
+        return _fail(texts.OUT_INSIDE_SUBMISSIONS.format(out=args.out,
+                                                         submissions=args.submissions))
     try:
         entries = grade.submission.discover(args.submissions)
         ignored = sorted(p.name for p in args.submissions.iterdir()
                          if p not in entries and not p.name.startswith("."))
     except OSError as exc:
-        return _fail(msg.SUBMISSIONS_UNREADABLE.format(folder=args.submissions,
-                                                       why=exc.strerror or exc))
+        return _fail(texts.SUBMISSIONS_UNREADABLE.format(folder=args.submissions,
+                                                         why=exc.strerror or exc))
     if not entries:
-        return _fail(f"{args.submissions} holds no submission (.ipynb, .py or folder)")
+        return _fail(texts.NO_SUBMISSION.format(folder=args.submissions))
     jobs = grade.default_jobs() if args.jobs is None else args.jobs
     seconds = (args.timeout, args.total_timeout)
     if jobs < 1 or args.memory < 256 or not all(0 < s < float("inf") for s in seconds):
@@ -155,12 +155,12 @@ def _grade(args: argparse.Namespace) -> int:
     limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20,
                     run=args.total_timeout)
     if ignored:  # once the command is known to be valid: a usage error stays one line
-        print(msg.WARN_IGNORED.format(count=len(ignored), ies="y" if len(ignored) == 1 else
-                                      "ies", folder=args.submissions,
-                                      names=", ".join(ignored)), file=sys.stderr)
+        print(texts.WARN_IGNORED.format(count=len(ignored), ies="y" if len(ignored) == 1 else
+                                        "ies", folder=args.submissions,
+                                        names=", ".join(ignored)), file=sys.stderr)
 
     def stop(signum: int, frame: object) -> None:  # every worker dies now, then we unwind
-        runner.stop_all()
+        process.stop_all()
         raise KeyboardInterrupt
 
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -181,18 +181,17 @@ def _grade(args: argparse.Namespace) -> int:
     except grade.GradingError as exc:
         print(f"python -m grader: error: {exc}", file=sys.stderr)
         return 1
-    except (KeyboardInterrupt, runner.Stopped):
+    except (KeyboardInterrupt, process.Stopped):
         print(msg.INTERRUPTED.format(out=args.out), file=sys.stderr)
         return INTERRUPTED
     except OSError as exc:  # the output folder filled up or went away
-        return _fail(msg.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
+        return _fail(texts.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
     _show(results, args.out)
     return 0
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from grader import messages as msg
-    from grader.grading import grade, merge
+    from grader.grading import grade, merge, texts
 
     try:
         batch, results = merge.gather(args.slices, args.out)
@@ -203,7 +202,7 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         grade.write(args.out, results, batch)
     except OSError as exc:
-        return _fail(msg.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
+        return _fail(texts.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
     _show(results, args.out)
     return 0
 

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from grader import messages as msg
+
 #: An array larger than this is not sent back: no test needs one (the largest holds 2,000).
 MAX_ELEMENTS = 100_000
 
@@ -57,11 +59,11 @@ def to_plain(value: Any) -> Any:
     try:
         array = np.asarray(value)
     except Exception as exc:  # the student's object refused to become an array
-        raise NotPlain(f"{type(value).__name__} cannot be read as an array: {exc}") from None
+        raise NotPlain(msg.PLAIN_NOT_ARRAY.format(type=type(value).__name__, error=exc)) from None
     if array.dtype == object or array.dtype.kind not in "biuf":
-        raise NotPlain(f"expected numbers, got a {type(value).__name__} of {array.dtype}")
+        raise NotPlain(msg.PLAIN_NOT_NUMBERS.format(type=type(value).__name__, dtype=array.dtype))
     if array.size > MAX_ELEMENTS:
-        raise NotPlain(f"array of {array.size} elements is larger than any test needs")
+        raise NotPlain(msg.PLAIN_TOO_LARGE.format(size=array.size))
     kind = "bool" if array.dtype.kind == "b" else "int" if array.dtype.kind in "iu" else "float"
     return {
         "array": array.astype(float if kind == "float" else int).tolist(),
@@ -71,41 +73,57 @@ def to_plain(value: Any) -> Any:
     }
 
 
-def from_plain(data: Any) -> Any:
-    """Read tagged data back (runs in the trusted grader); arrays become numpy arrays."""
+def from_plain(data: Any, *, as_returned: bool = False) -> Any:
+    """Read tagged data back (runs in the trusted grader); arrays become numpy arrays, of the
+    widest type of their kind. ``as_returned`` reads a value as it was returned instead
+    (lesson 6's launcher): each array keeps its dtype, and a 0-d array is a Python number."""
     if not isinstance(data, dict) or len(data) < 1:
-        raise NotPlain(f"malformed data: {str(data)[:80]}")
+        raise NotPlain(msg.PLAIN_MALFORMED.format(data=str(data)[:80]))
     if "array" in data:
-        try:
-            shape = tuple(int(d) for d in data["shape"])
-            kind = {"bool": bool, "int": np.int64, "float": np.float64}[data["kind"]]
-            array = np.array(data["array"], dtype=kind)
-            if array.size == 0:  # an empty array's nested list does not keep its shape
-                array = array.reshape(shape)
-        except (KeyError, TypeError, ValueError, OverflowError, RecursionError):
-            raise NotPlain(f"malformed array data: {str(data)[:80]}") from None
-        if array.shape != shape:
-            raise NotPlain(f"array data does not have the stated shape {shape}")
-        return array
+        array = _array(data, as_returned)
+        return array.item() if as_returned and array.ndim == 0 else array
     (tag, inner), *rest = data.items()
     if rest:
-        raise NotPlain(f"malformed data: {str(data)[:80]}")
+        raise NotPlain(msg.PLAIN_MALFORMED.format(data=str(data)[:80]))
     if tag == "str" and isinstance(inner, str):
         return inner
     if tag == "none":
         return None
     if tag == "program":
-        raise NotPlain("a measurement of how the function computes was not verified")
+        raise NotPlain(msg.PLAIN_UNVERIFIED)
     try:
         if tag == "verified":
-            return from_plain(inner)
+            return from_plain(inner, as_returned=as_returned)
         if tag == "dict" and isinstance(inner, dict):
-            return {str(k): from_plain(v) for k, v in inner.items()}
+            return {str(k): from_plain(v, as_returned=as_returned) for k, v in inner.items()}
         if tag == "list" and isinstance(inner, list):
-            return [from_plain(v) for v in inner]
+            return [from_plain(v, as_returned=as_returned) for v in inner]
     except RecursionError:
-        raise NotPlain("data nested too deeply") from None
-    raise NotPlain(f"malformed data: {str(data)[:80]}")
+        raise NotPlain(msg.PLAIN_TOO_DEEP) from None
+    raise NotPlain(msg.PLAIN_MALFORMED.format(data=str(data)[:80]))
+
+
+#: The numpy kinds of each kind of plain array.
+_KINDS = {"bool": "b", "int": "iu", "float": "f"}
+
+
+def _array(data: dict, as_returned: bool) -> np.ndarray:
+    """The array of tagged array data, checked against its stated kind, dtype and shape."""
+    try:
+        shape = tuple(int(d) for d in data["shape"])
+        kind = {"bool": bool, "int": np.int64, "float": np.float64}[data["kind"]]
+        if as_returned:
+            kind = np.dtype(str(data["dtype"]))
+            if kind.kind not in _KINDS[data["kind"]]:
+                raise TypeError(msg.PLAIN_DTYPE_KIND.format(dtype=kind, kind=data["kind"]))
+        array = np.array(data["array"], dtype=kind)
+        if array.size == 0:  # an empty array's nested list does not keep its shape
+            array = array.reshape(shape)
+    except (KeyError, TypeError, ValueError, OverflowError, RecursionError):
+        raise NotPlain(msg.PLAIN_MALFORMED_ARRAY.format(data=str(data)[:80])) from None
+    if array.shape != shape:
+        raise NotPlain(msg.PLAIN_SHAPE.format(shape=shape))
+    return array
 
 
 def _tagged(data: Any, wanted: str) -> list[tuple[tuple, Any]]:

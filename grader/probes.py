@@ -21,7 +21,6 @@ import itertools
 import json
 import os
 import re
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -29,6 +28,7 @@ import jax
 import numpy as np
 
 from grader import messages as msg
+from grader.caches import Newest
 from grader.devices import WORKER_ENV
 from grader.plain import Unverified, Verified
 
@@ -119,20 +119,13 @@ class Program:
         ``jax.jit`` leaves uncommitted arrays. A program of the same :attr:`identity` as one
         compiled before in this process (another copy of the same code) gets that one's
         executable."""
-        key = self.identity
-        if key in _EXECUTABLES:
-            _EXECUTABLES.move_to_end(key)
-        else:
-            _EXECUTABLES[key] = self._compile()
-            if len(_EXECUTABLES) > _EXECUTABLES_KEPT:
-                _EXECUTABLES.popitem(last=False)
-        return _EXECUTABLES[key]
+        return _EXECUTABLES.get(self.identity, self._compile)
 
     def _compile(self) -> jax.stages.Compiled:
         devices = np.array(jax.devices()[: self.exported.nr_devices])
         if devices.size < self.exported.nr_devices:
-            raise ValueError(f"the program is for {self.exported.nr_devices} devices; "
-                             f"there are {devices.size}")
+            raise ValueError(msg.PROGRAM_TOO_FEW_DEVICES.format(want=self.exported.nr_devices,
+                                                                got=devices.size))
         inputs = [
             jax.ShapeDtypeStruct(aval.shape, aval.dtype, sharding=_on(devices, sharding))
             for aval, sharding in zip(self.exported.in_avals,
@@ -171,9 +164,8 @@ class Program:
                 for out in outputs]
 
 
-#: Executables compiled in this process, by :attr:`Program.identity`, newest last.
-_EXECUTABLES: OrderedDict[tuple, jax.stages.Compiled] = OrderedDict()
-_EXECUTABLES_KEPT = 64
+#: Executables compiled in this process, by :attr:`Program.identity`.
+_EXECUTABLES: Newest[tuple, jax.stages.Compiled] = Newest(64)
 #: What an exported program holds beside its module that compiling it does not depend on.
 _NOT_COMPILED = {"fun_name", "mlir_module_serialized", "_get_vjp"}
 
@@ -207,7 +199,7 @@ def measure(body: Callable[[Program], Any]) -> Callable[..., Verified | Unverifi
 def _register(body: Callable[[Program], Any]) -> Callable[[Program], Any]:
     """Let verifiers take ``body`` by its name."""
     if body.__name__ in MEASURES:
-        raise ValueError(f"two measures are named {body.__name__!r}")
+        raise ValueError(msg.MEASURE_TWICE.format(name=body.__name__))
     MEASURES[body.__name__] = body
     return body
 

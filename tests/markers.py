@@ -2,8 +2,8 @@
 
 import pytest
 
-from grader.workers import confine, runner
+from grader.workers import confine, sandbox
 
-NEEDS_THE_SANDBOX = pytest.mark.skipif(not runner.BWRAP, reason="bubblewrap is not installed")
+NEEDS_THE_SANDBOX = pytest.mark.skipif(not sandbox.BWRAP, reason="bubblewrap is not installed")
 NEEDS_CGROUPS = pytest.mark.skipif(not confine.available(),
                                    reason="no control group can be made here")

@@ -6,6 +6,9 @@ correct functions (alternatives.py) are written for these tests, independently o
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -19,6 +22,7 @@ from grader import messages as msg
 from grader.check import check
 from grader.course import EXERCISES
 from grader.devices import WORKER_ENV
+from grader.hints import collectives, common, error_hint
 from grader.public.collectives import dot_inputs
 
 
@@ -75,7 +79,7 @@ def test_a_dot_without_psum_gets_the_forgot_psum_hint():
 
     result = check(distributed_dot)
     assert result.status == msg.FAILED and result.points == 0
-    assert result.hint == msg.HINT_FORGOT_PSUM
+    assert result.hint == collectives.HINT_FORGOT_PSUM
     first = result.first_failure
     v1, v2, first_block = dot_inputs(2)
     assert float(first.got) == pytest.approx(first_block)
@@ -100,7 +104,7 @@ def test_a_ring_shift_the_wrong_way_gets_the_direction_hint_and_no_credit_for_ho
 
     result = check(ring_shift)
     assert result.status == msg.FAILED and result.points == 0
-    assert result.hint == msg.HINT_WRONG_DIRECTION
+    assert result.hint == collectives.HINT_WRONG_DIRECTION
     how = [t for t in result.tests if t.test == "compiles_to_a_collective_permute"]
     assert [t.message for t in how] == [msg.MSG_HOW_NEEDS_VALUES.format(name="ring_shift")]
 
@@ -226,7 +230,7 @@ def test_text_shows_yours_next_to_expected():
     assert text.startswith("pmap_scaled_sum: failed")
     assert "FAIL" in text
     assert "yours:" in text and "expected:" in text
-    assert msg.HINT_NOT_PER_DEVICE in text
+    assert collectives.HINT_NOT_PER_DEVICE in text
 
 
 def test_text_of_a_passing_result_has_no_comparison(correct_results):
@@ -252,17 +256,17 @@ def test_setting_the_device_count_after_jax_started_gets_the_restart_hint():
 
     n = jax.device_count()  # the backend runs (with conftest's 8 devices)
     late = raised_by(lambda: jax.config.update("jax_num_cpu_devices", n + 1))
-    assert msg.error_hint(late) == msg.HINT_DEVICES_SET_TOO_LATE
+    assert error_hint(late) == common.HINT_DEVICES_SET_TOO_LATE
     with pytest.raises(DeviceSetupError) as too_few:
         use_cpu_devices(2 * n)
-    assert msg.error_hint(str(too_few.value)) == msg.HINT_DEVICES_SET_TOO_LATE
+    assert error_hint(str(too_few.value)) == common.HINT_DEVICES_SET_TOO_LATE
     assert jax.device_count() == n
 
 
 @pytest.mark.parametrize("rows, committed, hint", [
-    (9, False, msg.HINT_PMAP_INPUT),          # not a multiple of 8: pmap's own sharding fails
-    (16, False, msg.HINT_PMAP_SQUEEZE),       # a multiple: each device gets 2 rows, not 1
-    (8, True, msg.HINT_PMAP_INPUT),           # one per device, but committed to one device
+    (9, False, common.HINT_PMAP_INPUT),          # not a multiple of 8: pmap's own sharding fails
+    (16, False, common.HINT_PMAP_SQUEEZE),       # a multiple: each device gets 2 rows, not 1
+    (8, True, common.HINT_PMAP_INPUT),           # one per device, but committed to one device
 ])
 def test_a_pmap_input_that_is_not_one_entry_per_device_gets_the_pmap_hint(rows, committed, hint):
     """pmap neither splits a batch nor moves a committed input: does each of its errors
@@ -271,7 +275,7 @@ def test_a_pmap_input_that_is_not_one_entry_per_device_gets_the_pmap_hint(rows, 
     if committed:
         batch = jax.device_put(batch, jax.devices()[-1])
     text = raised_by(lambda: jax.pmap(lambda row: row.sum())(batch))
-    assert msg.error_hint(text) == hint
+    assert error_hint(text) == hint
 
 
 def test_pmap_squeezing_a_batch_gets_the_pmap_hint_through_check():
@@ -282,7 +286,7 @@ def test_pmap_squeezing_a_batch_gets_the_pmap_hint_through_check():
 
     result = check(distributed_dot)
     assert result.points == 0
-    assert {t.hint for t in result.tests if t.status == msg.ERROR} == {msg.HINT_PMAP_SQUEEZE}
+    assert {t.hint for t in result.tests if t.status == msg.ERROR} == {common.HINT_PMAP_SQUEEZE}
 
 
 def test_a_spec_longer_than_the_rank_gets_the_spec_hint_on_auto_and_explicit_meshes():
@@ -301,8 +305,8 @@ def test_a_spec_longer_than_the_rank_gets_the_spec_hint_on_auto_and_explicit_mes
                                                      out_specs=P("x"))(x)),
     }
     assert "rank at least 3" in texts["auto"]
-    assert {name: msg.error_hint(text) for name, text in texts.items()} == dict.fromkeys(
-        texts, msg.HINT_SPEC_TOO_LONG)
+    assert {name: error_hint(text) for name, text in texts.items()} == dict.fromkeys(
+        texts, common.HINT_SPEC_TOO_LONG)
 
 
 def test_shard_map_on_an_explicit_mesh_gets_the_reshard_hint():
@@ -311,5 +315,18 @@ def test_shard_map_on_an_explicit_mesh_gets_the_reshard_hint():
     mesh = jax.make_mesh((jax.device_count(),), ("data",))
     text = raised_by(lambda: jax.shard_map(lambda b: b, mesh=mesh, in_specs=P("data"),
                                            out_specs=P("data"))(jnp.arange(8.0 * 8)))
-    assert msg.error_hint(text) == msg.HINT_RESHARD
-    assert "pmap" not in msg.HINT_RESHARD and "Explicit" in msg.HINT_RESHARD
+    assert error_hint(text) == common.HINT_RESHARD
+    assert "pmap" not in common.HINT_RESHARD and "Explicit" in common.HINT_RESHARD
+
+
+def test_check_imports_nothing_that_starts_workers():
+    """Does `from grader import check` (every notebook's first import) leave the grader's
+    workers, batch grading, authoring and lesson helpers unimported?"""
+    code = ("import sys\nfrom grader import check\n"
+            "print(' '.join(m for m in sys.modules if m.startswith('grader')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True)
+    imported = done.stdout.split()
+    assert "grader.check" in imported
+    assert not [m for m in imported if m.startswith(
+        ("grader.workers", "grader.grading", "grader.authoring", "grader.lessons"))]

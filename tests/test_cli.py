@@ -18,7 +18,7 @@ from grader import cli
 from grader import messages as msg
 from grader.course import EXERCISES
 from grader.devices import WORKER_ENV
-from grader.grading import grade
+from grader.grading import grade, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"
@@ -175,7 +175,7 @@ def test_an_interrupted_batch_stops_at_once_and_leaves_nothing_running(tmp_path)
     assert err.splitlines() == [
         line for line in err.splitlines() if line.startswith("warning:")
     ] + [msg.INTERRUPTED.format(out=tmp_path / "out")]
-    assert msg.WARN_IGNORED.format(count=1, ies="y", folder=batch, names="notes.txt") in err
+    assert texts.WARN_IGNORED.format(count=1, ies="y", folder=batch, names="notes.txt") in err
     assert processes_using(scratch) == []
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import nbformat
 
+from grader.authoring import texts
 from grader.course import EXERCISE_NOTEBOOKS, ROOT, SOLUTIONS
 
 _BLOCK = re.compile(r"^([ \t]*)# BEGIN SOLUTION\n.*?^[ \t]*# END SOLUTION[ \t]*$", re.S | re.M)
@@ -26,7 +27,7 @@ def strip_solutions(source: str) -> str:
     """Replace every marked solution block by a stub at the same indentation."""
     stubbed = _BLOCK.sub(lambda m: f"{m.group(1)}{STUB}", source)
     if "BEGIN SOLUTION" in stubbed or "END SOLUTION" in stubbed:
-        raise MarkerError("a # BEGIN SOLUTION / # END SOLUTION marker has no partner")
+        raise MarkerError(texts.MARKER_UNPAIRED)
     return stubbed
 
 

@@ -1,7 +1,10 @@
 """``python -m grader release DIR``: the bundle students get.
 
-Lessons, exercise notebooks, the package with ``check`` and the public tests, and what installs
-it; no solution and no hidden test (``tests/authoring/test_release.py`` proves it on a real bundle).
+Lessons, exercise notebooks, what installs them, and of the package only what a student's
+kernel uses: ``check`` with the test framework, the public tests and their hints, and the
+lesson helpers the notebooks import. No solution, no hidden test, and none of the grader's own
+machinery (its workers, batch grading, authoring, command line):
+``tests/authoring/test_release.py`` proves it on a real bundle.
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from grader.authoring import texts
 from grader.course import ROOT
 
 #: What a student bundle holds, relative to the course root.
@@ -16,6 +20,9 @@ INCLUDED = ("notebooks", "exercises", "grader", "pyproject.toml", "environment.y
             "README.md")
 #: Never in a bundle, wherever it sits.
 EXCLUDED = ("hidden", "__pycache__", "*.pyc", ".ipynb_checkpoints")
+#: The grader's own parts, which no student's kernel imports: not in a bundle.
+GRADER_ONLY = ("grader/workers", "grader/grading", "grader/authoring", "grader/cli.py",
+               "grader/__main__.py")
 
 
 class ReleaseError(Exception):
@@ -25,9 +32,15 @@ class ReleaseError(Exception):
 def release(destination: Path, root: Path = ROOT) -> list[str]:
     """Write the student bundle to an empty or new folder; return what it holds."""
     if destination.exists() and any(destination.iterdir()):
-        raise ReleaseError(f"{destination} is not empty")
+        raise ReleaseError(texts.DESTINATION_NOT_EMPTY.format(destination=destination))
     destination.mkdir(parents=True, exist_ok=True)
-    ignore = shutil.ignore_patterns(*EXCLUDED)
+    patterns = shutil.ignore_patterns(*EXCLUDED)
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        where = Path(folder).relative_to(root)
+        return set(patterns(folder, names)) | {
+            name for name in names if (where / name).as_posix() in GRADER_ONLY}
+
     for name in INCLUDED:
         source = root / name
         if source.is_dir():

@@ -11,7 +11,7 @@ from grader import messages as msg
 from grader.authoring import generate
 from grader.course import EXERCISE_NOTEBOOKS, EXERCISES, SOLUTIONS
 from grader.grading import grade
-from grader.workers.runner import DEFAULT_LIMITS, Limits
+from grader.workers.sandbox import DEFAULT_LIMITS, Limits
 
 
 def problems(limits: Limits = DEFAULT_LIMITS) -> list[str]:

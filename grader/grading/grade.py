@@ -31,12 +31,14 @@ from grader import cases as case_registry
 from grader import messages as msg
 from grader.cases import Case
 from grader.course import EXERCISES, SOLUTIONS
-from grader.grading import feedback, submission, summary
+from grader.grading import feedback, submission, summary, texts
 from grader.grading.progress import Progress
 from grader.grading.store import FOLDER, Store, grader_fingerprint, remove_leftovers, write_atomic
 from grader.results import ExerciseResult, StudentResult
-from grader.workers import runner
-from grader.workers.runner import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits, Run, Sandbox, run
+from grader.workers import process, verification
+from grader.workers.run import Run
+from grader.workers.runner import run
+from grader.workers.sandbox import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits, Sandbox
 
 #: Problems listed per student at most: a submission cannot turn its feedback into a copy of
 #: what its worker holds (each problem is cut to a few hundred characters too).
@@ -69,9 +71,9 @@ class Shard:
         try:
             index, count = (int(part) for part in text.split("/"))
         except ValueError:
-            raise ValueError(msg.SHARD_SYNTAX.format(text=text)) from None
+            raise ValueError(texts.SHARD_SYNTAX.format(text=text)) from None
         if not 1 <= index <= count:
-            raise ValueError(msg.SHARD_RANGE.format(text=text))
+            raise ValueError(texts.SHARD_RANGE.format(text=text))
         return cls(index, count)
 
     def __str__(self) -> str:
@@ -101,7 +103,7 @@ class Batch:
     def from_json(cls, data: dict[str, Any]) -> Batch:
         roster = data["class"]
         if not (isinstance(roster, list) and all(isinstance(n, str) for n in roster)):
-            raise TypeError("the class is not a list of names")
+            raise TypeError(texts.BATCH_NOT_NAMES)
         return cls(str(data["grader"]), str(data["limits"]), Shard.parse(data["shard"]),
                    tuple(roster))
 
@@ -135,18 +137,17 @@ def reference(solutions: Path, cases: Sequence[Case], limits: Limits,
     """The reference solutions' measurements, ``jobs`` device counts at once (nothing else
     runs yet); fails loudly if any test fails on them."""
     if not solutions.is_dir():
-        raise GradingError(f"the reference solutions folder {solutions} does not exist")
+        raise GradingError(texts.NO_SOLUTIONS.format(solutions=solutions))
     loaded = submission.load(solutions)
     if loaded.problems or not loaded.sources:
-        raise GradingError(f"cannot read the reference solutions: {loaded.problems or 'empty'}")
+        raise GradingError(texts.SOLUTIONS_UNREADABLE.format(
+            problems=loaded.problems or "empty"))
     runs = measure(loaded.sources, cases, limits, sandbox, jobs)
     for n, result in runs.items():
         for case_id, outcome in result.outcomes.items():
             if not outcome.get("ok"):
-                raise GradingError(
-                    f"the reference solution fails {case_id} on {n} devices: {outcome}; "
-                    f"problems: {result.problems}"
-                )
+                raise GradingError(texts.SOLUTION_FAILS.format(
+                    case=case_id, devices=n, outcome=outcome, problems=result.problems))
     return runs
 
 
@@ -177,7 +178,7 @@ def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
         loaded = submission.load(entry)
         runs = measure(loaded.sources, cases, limits, sandbox, jobs, wants)
         return assemble(loaded.student, cases, runs, wants, loaded.problems)
-    except runner.Stopped:
+    except process.Stopped:
         raise
     except Exception as exc:  # noqa: BLE001 - one entry must never stop the batch
         traceback.print_exc()
@@ -208,7 +209,7 @@ def grade(
     every student as it starts and as it is done or reused.
     """
     progress = progress or Progress()
-    runner.allow_workers()  # this process may have stopped an earlier batch
+    process.allow_workers()  # this process may have stopped an earlier batch
     by_name: dict[str, Path] = {}
     clashes = set()
     for entry in submission.discover(submissions):
@@ -217,8 +218,7 @@ def grade(
             clashes.add(name)
         by_name[name] = entry
     if clashes:
-        raise GradingError(f"several entries belong to the same student: "
-                           f"{', '.join(sorted(clashes))}")
+        raise GradingError(texts.SAME_STUDENT.format(students=", ".join(sorted(clashes))))
     chosen = [by_name[name] for name in shard.select(by_name)]
     cases = case_registry.load(hidden=True)
     version = grader_fingerprint(solutions, "")
@@ -263,14 +263,14 @@ def grade(
                 results[futures[done]] = result
                 progress.finish(result, False)
         except BaseException:  # interrupted: stop every worker now, keep nothing more
-            runner.stop_all()
+            process.stop_all()
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            runner.close_verifiers()
+            verification.close_verifiers()
     restored = kept.settle()
     if restored:
-        print(msg.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),
+        print(texts.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),
               file=sys.stderr)
     ordered = [results[e] for e in chosen]
     write(out, ordered, batch)

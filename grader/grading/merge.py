@@ -16,8 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import messages as msg
-from grader.grading import grade
+from grader.grading import grade, texts
 from grader.grading.grade import Batch, Shard
 from grader.results import StudentResult
 
@@ -43,16 +42,16 @@ class Slice:
 def read(folder: Path) -> Slice:
     """The results of one output folder, checked to be whole."""
     if not folder.is_dir():
-        raise MergeError(msg.MERGE_NOT_A_FOLDER.format(folder=folder))
+        raise MergeError(texts.MERGE_NOT_A_FOLDER.format(folder=folder))
     path = folder / "results.json"
     try:
         data = json.loads(path.read_text())
     except FileNotFoundError:
-        raise MergeError(msg.MERGE_NO_RESULTS.format(folder=folder)) from None
+        raise MergeError(texts.MERGE_NO_RESULTS.format(folder=folder)) from None
     except (OSError, ValueError, RecursionError) as exc:
-        raise MergeError(msg.MERGE_DAMAGED.format(path=path, why=_why(exc))) from None
+        raise MergeError(texts.MERGE_DAMAGED.format(path=path, why=_why(exc))) from None
     if not isinstance(data, dict) or not all(key in data for key in RECORDED):
-        raise MergeError(msg.MERGE_NO_SLICE.format(path=path))
+        raise MergeError(texts.MERGE_NO_SLICE.format(path=path))
     try:
         batch = Batch.from_json(data)
         results = [StudentResult.from_json(name, result)
@@ -60,7 +59,7 @@ def read(folder: Path) -> Slice:
         for result in results:  # points that are not numbers fail here, not while writing
             json.dumps(result.to_json(), allow_nan=False)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise MergeError(msg.MERGE_DAMAGED.format(path=path, why=_why(exc))) from None
+        raise MergeError(texts.MERGE_DAMAGED.format(path=path, why=_why(exc))) from None
     return Slice(folder, batch, results)
 
 
@@ -74,21 +73,21 @@ def combine(slices: Sequence[Slice]) -> tuple[Batch, list[StudentResult]]:
     missing = sorted(set(range(1, count + 1)) - {s.batch.shard.index for s in slices})
     if missing:
         names = ", ".join(str(Shard(k, count)) for k in missing)
-        raise MergeError(msg.MERGE_MISSING.format(missing=names))
+        raise MergeError(texts.MERGE_MISSING.format(missing=names))
     merged: dict[str, tuple[StudentResult, Path]] = {}
     for piece in slices:
         for result in piece.results:
             seen = merged.setdefault(result.student, (result, piece.folder))
             if seen[0].to_json() != result.to_json():
-                raise MergeError(msg.MERGE_CONFLICT.format(
+                raise MergeError(texts.MERGE_CONFLICT.format(
                     student=result.student, a=seen[1], b=piece.folder))
     roster = first.batch.roster
     absent = [name for name in roster if name not in merged]
     if absent:
-        raise MergeError(msg.MERGE_INCOMPLETE.format(students=_names(absent)))
+        raise MergeError(texts.MERGE_INCOMPLETE.format(students=_names(absent)))
     strangers = sorted(set(merged) - set(roster))
     if strangers:
-        raise MergeError(msg.MERGE_STRANGERS.format(students=_names(strangers)))
+        raise MergeError(texts.MERGE_STRANGERS.format(students=_names(strangers)))
     whole = Batch(first.batch.grader, first.batch.limits, Shard(), roster)
     return whole, [merged[name][0] for name in roster]
 
@@ -97,7 +96,7 @@ def gather(folders: Sequence[Path], out: Path) -> tuple[Batch, list[StudentResul
     """Read the slices in ``folders`` and check that they make one class, to be written to
     ``out`` (which must not be one of them); nothing is written yet."""
     if out.resolve() in {folder.resolve() for folder in folders}:
-        raise MergeError(msg.MERGE_INTO_A_SLICE.format(out=out))
+        raise MergeError(texts.MERGE_INTO_A_SLICE.format(out=out))
     return combine([read(folder) for folder in folders])
 
 
@@ -111,15 +110,15 @@ def merge(folders: Sequence[Path], out: Path) -> list[StudentResult]:
 def _same_grading(a: Slice, b: Slice) -> None:
     """Refuse two slices that were not graded the same way from the same class."""
     if a.batch.grader != b.batch.grader:
-        raise MergeError(msg.MERGE_OTHER_GRADER.format(a=a.folder, b=b.folder))
+        raise MergeError(texts.MERGE_OTHER_GRADER.format(a=a.folder, b=b.folder))
     if a.batch.limits != b.batch.limits:
-        raise MergeError(msg.MERGE_OTHER_LIMITS.format(
+        raise MergeError(texts.MERGE_OTHER_LIMITS.format(
             a=a.folder, b=b.folder, la=a.batch.limits, lb=b.batch.limits))
     if a.batch.shard.count != b.batch.shard.count:
-        raise MergeError(msg.MERGE_OTHER_SPLIT.format(
+        raise MergeError(texts.MERGE_OTHER_SPLIT.format(
             a=a.folder, sa=a.batch.shard, b=b.folder, sb=b.batch.shard))
     if a.batch.roster != b.batch.roster:
-        raise MergeError(msg.MERGE_OTHER_CLASS.format(a=a.folder, b=b.folder))
+        raise MergeError(texts.MERGE_OTHER_CLASS.format(a=a.folder, b=b.folder))
 
 
 def _names(names: Sequence[str]) -> str:

@@ -12,7 +12,7 @@ import sys
 import threading
 from typing import TextIO
 
-from grader import messages as msg
+from grader.grading import texts
 from grader.results import StudentResult
 
 
@@ -51,7 +51,7 @@ class Lines(Progress):
 
     def finish(self, result: StudentResult, reused: bool) -> None:
         self.done += 1
-        line = msg.PROGRESS_LINE.format(
+        line = texts.PROGRESS_LINE.format(
             verb="kept" if reused else "graded", student=result.student, points=result.total,
             max_points=result.max_total, done=self.done, total=self.total,
         )

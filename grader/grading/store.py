@@ -20,6 +20,7 @@ from pathlib import Path
 import jax
 
 from grader.course import PACKAGE
+from grader.grading import texts
 from grader.results import StudentResult
 
 FOLDER = ".results"
@@ -149,4 +150,4 @@ def remove_leftovers(folder: Path) -> None:
 
 
 def _refuse(constant: str) -> None:
-    raise ValueError(f"{constant} is not JSON")
+    raise ValueError(texts.NOT_JSON.format(constant=constant))

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import messages as msg
-from grader.workers.runner import Source
+from grader.grading import texts
+from grader.workers.run import Source
 
 SUFFIXES = (".ipynb", ".py")
 #: A file larger than this is not read.
@@ -57,7 +58,7 @@ def load(entry: Path) -> Submission:
     """Read one entry of the submissions folder."""
     submission = Submission(student_name(entry), entry)
     if entry.is_symlink():
-        why = msg.FILE_SYMLINK
+        why = texts.FILE_SYMLINK
         submission.problems.append(msg.MSG_FILE_UNREADABLE.format(file=entry.name, why=why))
         return submission
     for file in _files(entry):
@@ -90,31 +91,31 @@ def read_sources(file: Path, label: str) -> list[Source]:
     try:
         text = read_file(file).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ValueError(msg.FILE_NOT_TEXT.format(error=exc.reason, at=exc.start)) from None
+        raise ValueError(texts.FILE_NOT_TEXT.format(error=exc.reason, at=exc.start)) from None
     if "\x00" in text:
-        raise ValueError("it is a binary file, not code")
+        raise ValueError(texts.FILE_BINARY)
     if file.suffix == ".py":
         return [Source(label, label, text)]
     if not text.strip():
-        raise ValueError(msg.NOTEBOOK_EMPTY)
+        raise ValueError(texts.NOTEBOOK_EMPTY)
     return notebook_sources(text, label)
 
 
 def read_file(file: Path) -> bytes:
     """The bytes of a regular file, never through a symbolic link, at most MAX_FILE_BYTES."""
     if file.is_symlink():
-        raise ValueError(msg.FILE_SYMLINK)
+        raise ValueError(texts.FILE_SYMLINK)
     descriptor = os.open(file, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     with os.fdopen(descriptor, "rb") as handle:
         found = os.fstat(descriptor)
         if not stat.S_ISREG(found.st_mode):
-            raise ValueError(msg.FILE_NOT_REGULAR)
+            raise ValueError(texts.FILE_NOT_REGULAR)
         if found.st_size > MAX_FILE_BYTES:
-            template = msg.NOTEBOOK_TOO_LARGE if file.suffix == ".ipynb" else msg.FILE_TOO_LARGE
+            template = texts.NOTEBOOK_TOO_LARGE if file.suffix == ".ipynb" else texts.FILE_TOO_LARGE
             raise ValueError(template.format(mib=MAX_FILE_BYTES / 2**20))
         data = handle.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:  # it grew after it was measured
-        raise ValueError(msg.FILE_TOO_LARGE.format(mib=MAX_FILE_BYTES / 2**20))
+        raise ValueError(texts.FILE_TOO_LARGE.format(mib=MAX_FILE_BYTES / 2**20))
     return data
 
 
@@ -123,13 +124,13 @@ def notebook_sources(text: str, label: str) -> list[Source]:
     try:
         notebook = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        raise ValueError(f"not a valid notebook (invalid JSON: {exc})") from None
+        raise ValueError(texts.NOTEBOOK_INVALID_JSON.format(error=exc)) from None
     if not isinstance(notebook, dict):
-        raise ValueError("not a valid notebook (not a JSON object)")
+        raise ValueError(texts.NOTEBOOK_NOT_OBJECT)
     if notebook.get("nbformat") != 4:
-        raise ValueError(msg.NOTEBOOK_FORMAT.format(found=notebook.get("nbformat")))
+        raise ValueError(texts.NOTEBOOK_FORMAT.format(found=notebook.get("nbformat")))
     if not isinstance(notebook.get("cells"), list):
-        raise ValueError("not a valid notebook (no list of cells)")
+        raise ValueError(texts.NOTEBOOK_NO_CELLS)
     sources = []
     for number, cell in enumerate(notebook["cells"], start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
@@ -138,8 +139,8 @@ def notebook_sources(text: str, label: str) -> list[Source]:
         if isinstance(code, list):
             code = "".join(str(line) for line in code)
         if not isinstance(code, str):
-            raise ValueError(f"cell {number} has no readable source")
+            raise ValueError(texts.NOTEBOOK_CELL_UNREADABLE.format(number=number))
         sources.append(Source(label, f"{label}, cell {number}", code))
         if len(sources) > MAX_CODE_CELLS:
-            raise ValueError(msg.NOTEBOOK_TOO_MANY_CELLS.format(most=MAX_CODE_CELLS))
+            raise ValueError(texts.NOTEBOOK_TOO_MANY_CELLS.format(most=MAX_CODE_CELLS))
     return sources

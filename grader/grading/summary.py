@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grader import messages as msg
+from grader.grading import texts
 from grader.palette import status_colour
 from grader.results import ExerciseResult, StudentResult
 
@@ -99,7 +100,7 @@ def text(results: Sequence[StudentResult]) -> str:
         lines.append("most failed (of the students who handed the exercise in):")
         lines += [f"  {_failure(t)}" for t in worst]
     elif results:
-        lines.append(msg.SUMMARY_NOTHING_FAILED)
+        lines.append(texts.SUMMARY_NOTHING_FAILED)
     return "\n".join(lines)
 
 
@@ -108,10 +109,10 @@ def markdown(results: Sequence[StudentResult]) -> str:
     with its counts, the most failed first."""
     lines = ["# Summary of the batch", "", _spread(results), "",
              f"![Score distribution and the exercises most students failed]({PNG})", "",
-             "## Exercises most students failed", "", msg.SUMMARY_RATE_DEFINITION, ""]
+             "## Exercises most students failed", "", texts.SUMMARY_RATE_DEFINITION, ""]
     found = tallies(results)
     if not found:
-        return "\n".join([*lines, msg.SUMMARY_NOTHING_HANDED_IN]) + "\n"
+        return "\n".join([*lines, texts.SUMMARY_NOTHING_HANDED_IN]) + "\n"
     lines += ["| exercise | failed | partly | passed | not handed in | failure rate |",
               "| --- | ---: | ---: | ---: | ---: | ---: |"]
     lines += [f"| `{t.exercise}` | {t.failed} | {t.partial} | {t.passed} | {t.absent} | "
@@ -157,7 +158,7 @@ def _rates(axes, found: Sequence[Tally]) -> None:
     axes.set_title("Exercises most students failed", pad=28)
     axes.set(xlim=(0, 1.0), xlabel="share of the students who handed the exercise in")
     if not found:
-        axes.text(0.5, 0.5, msg.SUMMARY_NOTHING_HANDED_IN, ha="center", va="center")
+        axes.text(0.5, 0.5, texts.SUMMARY_NOTHING_HANDED_IN, ha="center", va="center")
         axes.set_yticks([])
         return
     rows = range(len(found))
@@ -178,10 +179,10 @@ def _rates(axes, found: Sequence[Tally]) -> None:
 
 def _spread(results: Sequence[StudentResult]) -> str:
     if not results:
-        return msg.SUMMARY_NO_STUDENT
+        return texts.SUMMARY_NO_STUDENT
     totals = [r.total for r in results]
     top = max(r.max_total for r in results)
-    return msg.SUMMARY_SPREAD.format(
+    return texts.SUMMARY_SPREAD.format(
         students=len(results), top=top, mean=statistics.fmean(totals),
         median=statistics.median(totals), low=min(totals), high=max(totals),
         full=sum(t == top for t in totals),
@@ -189,7 +190,7 @@ def _spread(results: Sequence[StudentResult]) -> str:
 
 
 def _failure(t: Tally) -> str:
-    return msg.SUMMARY_FAILURE.format(
+    return texts.SUMMARY_FAILURE.format(
         exercise=t.exercise, failures=t.failures, handed_in=t.handed_in, rate=t.failure_rate,
         failed=t.failed, partial=t.partial,
     )

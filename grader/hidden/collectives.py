@@ -9,8 +9,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import collectives as hints
 from grader.judge import compiles_to, runs_on_mesh, same, traces
 from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.collectives import (
@@ -92,7 +92,7 @@ def rows_that_are_matrices(fn):
 
 
 @case("pmap_scaled_sum", hidden=True,
-      judge=traces("psum", "devices", msg.HINT_MISSING_PSUM))
+      judge=traces("psum", "devices", hints.HINT_MISSING_PSUM))
 def psums_over_the_devices_axis(fn):
     n = jax.device_count()
     return program_summary(fn, jnp.ones((n, 3)))
@@ -125,7 +125,7 @@ def shard_map_over_every_device(fn):
     return program_summary(fn, v1, v2)
 
 
-@case("distributed_dot", hidden=True, judge=compiles_to("all-reduce", msg.HINT_FORGOT_PSUM))
+@case("distributed_dot", hidden=True, judge=compiles_to("all-reduce", hints.HINT_FORGOT_PSUM))
 def all_reduces_on_every_device_count(fn):
     v1, v2, _ = dot_inputs(2, seed=32)
     return hlo_collectives(fn, v1, v2)
@@ -148,7 +148,7 @@ def step_with_a_large_learning_rate(fn):
 
 
 @case("pmean_update_step", hidden=True,
-      judge=traces("psum", "data_parallel_axis", msg.HINT_FORGOT_PMEAN))
+      judge=traces("psum", "data_parallel_axis", hints.HINT_FORGOT_PMEAN))
 def averages_over_the_named_axis(fn):
     return program_summary(fn, {"w": 0.0, "b": 0.0}, regression_batch(2, seed=42))
 
@@ -190,13 +190,13 @@ def largest_magnitude_on_the_first_device(fn):
 
 
 @case("global_max_normalize", hidden=True, judge=same("layout", hints=[
-    always(msg.HINT_STAYS_SPLIT)]))
+    always(hints.HINT_STAYS_SPLIT)]))
 def result_is_split_over_data(fn):
     return {"layout": layout(fn(jnp.asarray(signed_vector(4, seed=72))))}
 
 
 @case("global_max_normalize", hidden=True,
-      judge=traces("pmax", "data", msg.HINT_NORMALIZE_PMAX))
+      judge=traces("pmax", "data", hints.HINT_NORMALIZE_PMAX))
 def traces_a_pmax_over_data(fn):
     return program_summary(fn, jnp.asarray(signed_vector(2, seed=73)))
 
@@ -220,7 +220,7 @@ def integer_rows_add_up_exactly(fn):
 
 
 @case("allreduce_from_ppermute", hidden=True, judge=same("layout", hints=[
-    always(msg.HINT_STAYS_SPLIT)]))
+    always(hints.HINT_STAYS_SPLIT)]))
 def keeps_one_row_on_each_device(fn):
     x, _ = one_row_per_device(3, seed=82)
     return {"layout": layout(fn(jnp.asarray(x)))}
@@ -245,7 +245,7 @@ def integers_already_split_over_devices(fn):
     return {"result": fn(split_over_devices(x, P("data"))), **cumsum_context(x)}
 
 
-@case("sharded_cumsum", hidden=True, judge=same("layout", hints=[always(msg.HINT_STAYS_SPLIT)]))
+@case("sharded_cumsum", hidden=True, judge=same("layout", hints=[always(hints.HINT_STAYS_SPLIT)]))
 def result_stays_split_over_data(fn):
     return {"layout": layout(fn(jnp.arange(8.0 * jax.device_count())))}
 
@@ -268,13 +268,13 @@ def rows_already_split_over_devices(fn):
 
 
 @case("reduce_scatter_sum", hidden=True, judge=same("layout", hints=[
-    always(msg.HINT_STAYS_SPLIT)]))
+    always(hints.HINT_STAYS_SPLIT)]))
 def each_device_keeps_its_part_of_the_total(fn):
     return {"layout": layout(fn(jnp.asarray(rows_to_add(4, seed=102))))}
 
 
 @case("reduce_scatter_sum", hidden=True,
-      judge=traces("reduce_scatter", "data", msg.HINT_SCATTER_NOT_PSUM))
+      judge=traces("reduce_scatter", "data", hints.HINT_SCATTER_NOT_PSUM))
 def traces_a_psum_scatter_over_data(fn):
     return program_summary(fn, jnp.asarray(rows_to_add(1, seed=103)))
 
@@ -300,7 +300,7 @@ def random_wide_matrix(fn):
 
 
 @case("rows_to_columns", hidden=True,
-      judge=traces("all_to_all", "data", msg.HINT_A2A_GATHERED))
+      judge=traces("all_to_all", "data", hints.HINT_A2A_GATHERED))
 def traces_an_all_to_all_over_data(fn):
     return program_summary(fn, row_split_matrix(2, 2, seed=112))
 
@@ -329,7 +329,7 @@ def psums_over_y_only(fn):
     return program_summary(lambda a: fn(a, mesh), x)
 
 
-@case("row_group_sums", hidden=True, judge=compiles_to("all-reduce", msg.HINT_ROW_SUMS_ONE_BLOCK))
+@case("row_group_sums", hidden=True, judge=compiles_to("all-reduce", hints.HINT_ROW_SUMS_ONE_BLOCK))
 def all_reduces_along_y(fn):
     mesh = grid_mesh(rows_major=True, explicit=False)
     x, _ = grid_matrix(mesh, rows=2, columns=3, seed=123)

@@ -13,8 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import multiprocess as hints
 from grader.judge import Hint, close, same
 from grader.public.multiprocess import (
     describe_global,
@@ -43,17 +43,17 @@ def _column_sums(x) -> np.ndarray:
 
 local_only = Hint(
     lambda got, want: close(got["processes"][0]["global_shape"], want["_local_shape"]),
-    msg.HINT_GB_LOCAL_ONLY,
+    hints.HINT_GB_LOCAL_ONLY,
 )
 local_means = Hint(
     lambda got, want: all(close(p["result"], m) for p, m in
                           zip(got["processes"], want["_local_means"], strict=True)),
-    msg.HINT_MEAN_OF_LOCAL_ROWS,
+    hints.HINT_MEAN_OF_LOCAL_ROWS,
 )
 same_rows_everywhere = Hint(
     lambda got, want: close(got["processes"][0]["shards"][0]["data"],
                             got["processes"][1]["shards"][0]["data"]),
-    msg.HINT_SAME_KEY_EVERY_PROCESS,
+    hints.HINT_SAME_KEY_EVERY_PROCESS,
 )
 
 

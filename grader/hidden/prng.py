@@ -6,8 +6,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import prng as hints
 from grader.judge import Hint, runs_on_mesh, same, traces
 from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.prng import (
@@ -25,10 +25,10 @@ from grader.public.prng import (
     uniform_case,
 )
 
-keys_not_placed = Hint(lambda got, want: True, msg.HINT_KEYS_NOT_PLACED)
+keys_not_placed = Hint(lambda got, want: True, hints.HINT_KEYS_NOT_PLACED)
 legacy_shards = Hint(lambda got, want: any(len(shape) == 2 for shape in
-                                           got["layout"]["shard_shapes"]), msg.HINT_LEGACY_KEYS)
-communicates = Hint(lambda got, want: True, msg.HINT_DROPOUT_COMMUNICATES)
+                                           got["layout"]["shard_shapes"]), hints.HINT_LEGACY_KEYS)
+communicates = Hint(lambda got, want: True, hints.HINT_DROPOUT_COMMUNICATES)
 
 
 # --- per_device_uniform -------------------------------------------------------------------
@@ -53,7 +53,7 @@ def shard_map_over_every_device(fn):
 
 
 @case("per_device_uniform", hidden=True,
-      judge=traces("axis_index", "data", msg.HINT_NO_AXIS_INDEX))
+      judge=traces("axis_index", "data", hints.HINT_NO_AXIS_INDEX))
 def folds_in_the_device_index(fn):
     return program_summary(lambda key: fn(key, 2), jax.random.key(0))
 

@@ -13,8 +13,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import sharding as hints
 from grader.judge import Hint, close
 from grader.public.sharding import (
     BLOCK_HINTS,
@@ -73,7 +73,7 @@ def placed_on(x: Any) -> dict[str, Any]:
 given_mesh = Hint(
     guarded(lambda got, want: close(got["blocks"], want["blocks"])
           and not close(got["mesh"], want["mesh"])),
-    msg.HINT_GIVEN_MESH,
+    hints.HINT_GIVEN_MESH,
 )
 
 

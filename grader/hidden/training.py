@@ -7,8 +7,8 @@ import jax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import training as hints
 from grader.judge import compiles_to, runs_on_mesh, traces
 from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.training import (
@@ -56,7 +56,7 @@ def replicated_grads_from_a_batch_already_split(fn):
 
 
 @case("data_parallel_grads", hidden=True,
-      judge=traces("psum", "data", msg.HINT_DP_FORGOT_PMEAN))
+      judge=traces("psum", "data", hints.HINT_DP_FORGOT_PMEAN))
 def averages_over_the_data_axis(fn):
     params = mlp_params(106, 3, 8, 2)
     return program_summary(fn, params, regression_batch(107, 2 * jax.device_count(), 3, 2))
@@ -72,7 +72,7 @@ def two_steps_from_inputs_on_the_mesh(fn):
     return {"result": params, "layout": {k: layout(v) for k, v in params.items()}}
 
 
-@case("dp_train_step", hidden=True, judge=compiles_to("all-reduce", msg.HINT_DP_ONE_DEVICE))
+@case("dp_train_step", hidden=True, judge=compiles_to("all-reduce", hints.HINT_DP_ONE_DEVICE))
 def compiles_to_a_gradient_all_reduce(fn):
     params = mlp_params(112, 3, 4, 2)
     return hlo_collectives(fn, params, regression_batch(113, 2 * jax.device_count(), 3, 2), 0.1)
@@ -93,7 +93,7 @@ def one_all_reduce_on_every_device_count(fn):
 
 
 @case("tensor_parallel_mlp", hidden=True,
-      judge=traces("psum", "model", msg.HINT_TP_PSUM_AXIS))
+      judge=traces("psum", "model", hints.HINT_TP_PSUM_AXIS))
 def psums_over_the_model_axis(fn):
     return program_summary(fn, *tp_inputs(124))
 
@@ -117,6 +117,6 @@ def gathers_weights_on_every_device_count(fn):
 
 
 @case("fsdp_forward", hidden=True,
-      judge=traces("all_gather", "data", msg.HINT_FSDP_GATHER_INSIDE))
+      judge=traces("all_gather", "data", hints.HINT_FSDP_GATHER_INSIDE))
 def all_gathers_inside_the_shard_map(fn):
     return program_summary(fn, *fsdp_inputs(134))

@@ -33,7 +33,6 @@ import json
 import os
 import secrets
 import selectors
-import signal
 import socket
 import subprocess
 import sys
@@ -45,9 +44,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader import messages as msg
+from grader import plain, processes
 from grader.devices import WORKER_ENV
-from grader.workers.lifetime import die_with_parent
+from grader.lessons import texts
 
 DEFAULT_PROCESSES = 2
 DEFAULT_DEVICES_PER_PROCESS = 4
@@ -116,7 +115,7 @@ def run(
         "initialize": initialize,
         "name": program.__name__,
         "code": ship(program),
-        "args": [_to_plain(a) for a in args],
+        "args": [plain.to_plain(a) for a in args],
     }
     return launch(job, processes, devices_per_process, timeout)
 
@@ -141,7 +140,7 @@ def launch(job: dict, processes: int, devices_per_process: int, timeout: float) 
     ``{"entry": "module:function", ...}``, whose function each process calls with the job),
     collect their results, and kill every one of them in the end."""
     if processes < 1 or devices_per_process < 1:
-        raise ValueError("processes and devices_per_process must be at least 1")
+        raise ValueError(texts.MSG_CLUSTER_TOO_FEW)
     with tempfile.TemporaryDirectory(prefix="grader-cluster-") as folder:
         job_path = Path(folder, "job.json")
         job_path.write_text(json.dumps(job))
@@ -268,24 +267,13 @@ class _Child:
         return "\n".join(line for line in lines if not line.startswith("[Gloo]")).strip()
 
     def how_it_ended(self) -> str:
-        try:  # its result pipe closes as it exits: give the exit a moment to complete
-            code = self.process.wait(timeout=1)
-        except subprocess.TimeoutExpired:
-            return "it was still running"
-        if code < 0:
-            try:
-                return f"killed by signal {signal.Signals(-code).name}"
-            except ValueError:
-                return f"killed by signal {-code}"
-        return f"exit code {code}"
+        # its result pipe closes as it exits: give the exit a moment to complete
+        return processes.how_it_ended(self.process, wait=1)
 
     def kill(self) -> None:
         """Kill the process and whatever it started (its process group), reap it, and close
         its pipes."""
-        try:
-            os.killpg(self.process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        processes.kill_group(self.process)
         self.process.wait()
         os.close(self.result_fd)
         self.process.stdout.close()
@@ -323,11 +311,11 @@ def _failure(children: list[_Child]) -> ProcessFailed:
     if child.reply is not None:
         error = child.reply.get("error") or {}
         kind, message = str(error.get("type", "an error")), str(error.get("message", ""))
-        text = msg.MSG_CLUSTER_RAISED.format(index=child.index, count=count, type=kind,
+        text = texts.MSG_CLUSTER_RAISED.format(index=child.index, count=count, type=kind,
                                              message=message)
     else:
         kind, message = "", child.how_it_ended()
-        text = msg.MSG_CLUSTER_ENDED.format(index=child.index, count=count, how=message)
+        text = texts.MSG_CLUSTER_ENDED.format(index=child.index, count=count, how=message)
     failure = (NotImplementedError(text) if kind == "NotImplementedError"
                else _PortTaken(text, child.index, kind, message)
                if child.index == 0 and "Failed to add port" in child.output()
@@ -340,7 +328,7 @@ def _timeout(children: list[_Child], seconds: float) -> ClusterTimeout:
     late = [c for c in children if not c.done]
     names = " and ".join(str(c.index) for c in late)
     which = f"process {names}" if len(late) == 1 else f"processes {names}"
-    error = ClusterTimeout(msg.MSG_CLUSTER_TIMEOUT.format(which=which, count=len(children),
+    error = ClusterTimeout(texts.MSG_CLUSTER_TIMEOUT.format(which=which, count=len(children),
                                                           seconds=seconds))
     _add_output(error, late)
     return error
@@ -348,7 +336,7 @@ def _timeout(children: list[_Child], seconds: float) -> ClusterTimeout:
 
 def _add_output(error: BaseException, children: list[_Child]) -> None:
     for child in children:
-        error.add_note(msg.MSG_CLUSTER_OUTPUT.format(index=child.index,
+        error.add_note(texts.MSG_CLUSTER_OUTPUT.format(index=child.index,
                                                      output=child.output() or "(nothing)"))
 
 
@@ -357,7 +345,7 @@ def ship(program: Callable) -> str:
     """Python source that defines ``program`` in a fresh interpreter: the imports, constants
     and notebook functions it uses, then its own source."""
     if not isinstance(program, types.FunctionType) or program.__name__ == "<lambda>":
-        raise TypeError(msg.MSG_CLUSTER_NOT_A_FUNCTION.format(kind=type(program).__name__))
+        raise TypeError(texts.MSG_CLUSTER_NOT_A_FUNCTION.format(kind=type(program).__name__))
     imports: dict[str, str] = {}
     constants: dict[str, str] = {}
     sources: dict[str, str] = {}
@@ -368,7 +356,7 @@ def ship(program: Callable) -> str:
         if fn.__name__ in sources:
             continue
         if fn.__code__.co_freevars:
-            raise TypeError(msg.MSG_CLUSTER_CLOSURE.format(
+            raise TypeError(texts.MSG_CLUSTER_CLOSURE.format(
                 name=fn.__name__, names=", ".join(fn.__code__.co_freevars)))
         source = textwrap.dedent(inspect.getsource(fn))
         sources[fn.__name__] = source
@@ -386,7 +374,7 @@ def ship(program: Callable) -> str:
             elif _is_literal(value):
                 constants[name] = f"{name} = {value!r}"
             else:
-                raise TypeError(msg.MSG_CLUSTER_UNSENDABLE.format(
+                raise TypeError(texts.MSG_CLUSTER_UNSENDABLE.format(
                     program=program.__name__, name=name, kind=type(value).__name__))
     return "\n".join([*imports.values(), *constants.values(), "", *reversed(sources.values()),
                       *aliases.values()])
@@ -433,32 +421,12 @@ def _is_literal(value: Any) -> bool:
 
 
 # --- plain data, keeping dtypes --------------------------------------------------------------
-def _to_plain(value: Any) -> Any:
-    from grader import plain
-
-    return plain.to_plain(value)
-
-
 def _from_plain(data: Any) -> Any:
-    """Read :func:`grader.plain.to_plain` data back: arrays keep their dtype, and a 0-d array
-    becomes a Python number."""
-    import numpy as np
-
-    if not isinstance(data, dict) or not data:
-        raise ClusterError(f"malformed result: {str(data)[:80]}")
-    if "array" in data:
-        array = np.array(data["array"], dtype=data["dtype"]).reshape(data["shape"])
-        return array.item() if array.ndim == 0 else array
-    (tag, inner), = data.items()
-    if tag == "str":
-        return str(inner)
-    if tag == "none":
-        return None
-    if tag == "dict":
-        return {str(k): _from_plain(v) for k, v in inner.items()}
-    if tag == "list":
-        return [_from_plain(v) for v in inner]
-    raise ClusterError(f"malformed result: {str(data)[:80]}")
+    """Read what a process returned (:func:`grader.plain.to_plain` data) back, as it was."""
+    try:
+        return plain.from_plain(data, as_returned=True)
+    except plain.NotPlain as exc:
+        raise ClusterError(texts.MSG_CLUSTER_MALFORMED.format(error=exc)) from None
 
 
 # --- the child's side -----------------------------------------------------------------------
@@ -488,13 +456,13 @@ def _execute(job: dict) -> Any:
 
 def _child_main(argv: list[str]) -> None:
     job_path, result_fd, parent = argv[1], int(argv[2]), int(argv[3])
-    die_with_parent(parent)
+    processes.die_with_parent(parent)
     nonce = sys.stdin.readline().strip()
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     results = os.fdopen(result_fd, "w")
     try:
         job = json.loads(Path(job_path).read_text())
-        reply = {"nonce": nonce, "ok": True, "value": _to_plain(_execute(job))}
+        reply = {"nonce": nonce, "ok": True, "value": plain.to_plain(_execute(job))}
     except BaseException as exc:  # noqa: BLE001 - the program may raise anything
         import traceback
 

@@ -17,9 +17,10 @@ mesh panel ``mesh``.
 from __future__ import annotations
 
 import functools
+import inspect
 import io
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
-from grader import messages as msg
+from grader.lessons import texts
 from grader.palette import device_colour
 
 #: Panels a drawing may have (one per block of the leading dimensions of a 3-D or larger array).
@@ -89,7 +90,7 @@ def blocks(
         parts = math.prod(mesh_shape[a] for a in axes)
         if size % parts:
             raise LayoutError(
-                msg.LAYOUT_UNEVEN.format(dim=dim, size=size, parts=parts, axes=axes)
+                texts.LAYOUT_UNEVEN.format(dim=dim, size=size, parts=parts, axes=axes)
             )
     itemsize = _itemsize(dtype)
     names, sizes = list(mesh_shape), list(mesh_shape.values())
@@ -125,10 +126,10 @@ def normalise_spec(
     try:
         raw = tuple(spec)
     except TypeError:
-        raise LayoutError(msg.LAYOUT_SPEC_TYPE.format(spec=spec)) from None
+        raise LayoutError(texts.LAYOUT_SPEC_TYPE.format(spec=spec)) from None
     if len(raw) > rank:
         raise LayoutError(
-            msg.LAYOUT_SPEC_TOO_LONG.format(
+            texts.LAYOUT_SPEC_TOO_LONG.format(
                 entries=len(raw), s="y" if len(raw) == 1 else "ies", rank=rank,
                 dims="dimension" if rank == 1 else "dimensions",
             )
@@ -138,14 +139,14 @@ def normalise_spec(
     for entry in raw + (None,) * (rank - len(raw)):
         axes = () if entry is None else (entry,) if isinstance(entry, str) else entry
         if not isinstance(axes, tuple) or not all(isinstance(a, str) for a in axes):
-            raise LayoutError(msg.LAYOUT_SPEC_ENTRY.format(entry=entry))
+            raise LayoutError(texts.LAYOUT_SPEC_ENTRY.format(entry=entry))
         for axis in axes:
             if axis not in mesh_shape:
                 raise LayoutError(
-                    msg.LAYOUT_UNKNOWN_AXIS.format(axis=axis, axes=_names(mesh_shape))
+                    texts.LAYOUT_UNKNOWN_AXIS.format(axis=axis, axes=_names(mesh_shape))
                 )
             if axis in seen:
-                raise LayoutError(msg.LAYOUT_AXIS_TWICE.format(axis=axis))
+                raise LayoutError(texts.LAYOUT_AXIS_TWICE.format(axis=axis))
             seen.add(axis)
         entries.append(axes)
     return tuple(entries)
@@ -155,19 +156,19 @@ def _check_shape(shape: Sequence[int]) -> tuple[int, ...]:
     try:
         dims = tuple(shape)
     except TypeError:
-        raise LayoutError(msg.LAYOUT_SHAPE.format(shape=shape)) from None
+        raise LayoutError(texts.LAYOUT_SHAPE.format(shape=shape)) from None
     if not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d >= 0
                for d in dims):
-        raise LayoutError(msg.LAYOUT_SHAPE.format(shape=shape))
+        raise LayoutError(texts.LAYOUT_SHAPE.format(shape=shape))
     return tuple(int(d) for d in dims)
 
 
 def _check_mesh(mesh_shape: Mapping[str, int]) -> dict[str, int]:
     if not isinstance(mesh_shape, Mapping) or not mesh_shape:
-        raise LayoutError(msg.LAYOUT_MESH.format(mesh=mesh_shape))
+        raise LayoutError(texts.LAYOUT_MESH.format(mesh=mesh_shape))
     for name, size in mesh_shape.items():
         if not isinstance(name, str) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise LayoutError(msg.LAYOUT_MESH.format(mesh=mesh_shape))
+            raise LayoutError(texts.LAYOUT_MESH.format(mesh=mesh_shape))
     return {name: int(size) for name, size in mesh_shape.items()}
 
 
@@ -180,7 +181,7 @@ def _itemsize(dtype: Any) -> int:
         try:
             return np.dtype(getattr(ml_dtypes, str(dtype))).itemsize
         except (AttributeError, TypeError):
-            raise LayoutError(msg.LAYOUT_DTYPE.format(dtype=dtype)) from None
+            raise LayoutError(texts.LAYOUT_DTYPE.format(dtype=dtype)) from None
 
 
 def _names(mesh_shape: Mapping[str, int]) -> str:
@@ -216,6 +217,24 @@ def function_name(fn: Any) -> str:
     return name or type(fn).__name__
 
 
+def parameter_names(f: Callable, count: int, unknown: str = "args[{i}]") -> list[str]:
+    """The names of the first ``count`` positional parameters of ``f`` or, for a jitted ``f``,
+    of the function it wraps, without following any further wrapper (a shard_map's wrapper
+    has no names: its body's describe blocks); ``unknown`` (a template of ``i``) where a
+    parameter has none."""
+    names = [unknown.format(i=i) for i in range(count)]
+    compiled = getattr(f, "__wrapped__", f) if hasattr(f, "lower") else f
+    try:
+        parameters = list(inspect.signature(compiled, follow_wrapped=False).parameters.values())
+    except (TypeError, ValueError):
+        return names
+    for i, parameter in enumerate(parameters[:count]):
+        if parameter.kind not in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            break
+        names[i] = parameter.name
+    return names
+
+
 # --- the drawings ---------------------------------------------------------------------------
 def layout_figure(
     shape: Sequence[int], mesh_shape: Mapping[str, int], spec: Iterable[Any], *,
@@ -246,7 +265,7 @@ def draw_layout(x: Any) -> Figure:
 
     sharding = getattr(x, "sharding", None)
     if not isinstance(sharding, NamedSharding):
-        raise LayoutError(msg.LAYOUT_NOT_NAMED.format(kind=type(sharding).__name__))
+        raise LayoutError(texts.LAYOUT_NOT_NAMED.format(kind=type(sharding).__name__))
     mesh = sharding.mesh
     mesh_shape = {str(name): int(size) for name, size in mesh.shape.items()}
     shape = tuple(int(d) for d in x.shape)
@@ -278,7 +297,7 @@ def _render(
     panels = sorted({b.index[:lead] for b in found})
     if len(panels) > MAX_PANELS:
         raise LayoutError(
-            msg.LAYOUT_TOO_MANY_PANELS.format(
+            texts.LAYOUT_TOO_MANY_PANELS.format(
                 dims=", ".join(map(str, range(lead))), panels=len(panels), max=MAX_PANELS
             )
         )

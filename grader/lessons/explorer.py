@@ -28,7 +28,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from grader import messages as msg
+from grader.lessons import texts
 from grader.palette import FAILURE_COLOUR, device_colour
 
 #: Dropdown label for "this entry is not in the spec" (a spec may be shorter than the array).
@@ -147,16 +147,16 @@ def layout_view(state: LayoutState) -> LayoutView:
     mesh: dict[str, int] = {}
     for i, (name, size) in enumerate(state.axes):
         if not name.isidentifier():
-            return LayoutView(mesh, None, None, state.dtype, error=msg.EXPLORER_AXIS_NAME.format(
+            return LayoutView(mesh, None, None, state.dtype, error=texts.EXPLORER_AXIS_NAME.format(
                 i=i, name=name))
         if name in mesh:
-            return LayoutView(mesh, None, None, state.dtype, error=msg.EXPLORER_AXIS_TWICE.format(
+            return LayoutView(mesh, None, None, state.dtype, error=texts.EXPLORER_AXIS_TWICE.format(
                 name=name))
         mesh[name] = size
     n = math.prod(mesh.values())
     if n > MAX_DEVICES:
-        return LayoutView(mesh, None, None, state.dtype, error=msg.EXPLORER_TOO_MANY_DEVICES.format(
-            n=n, max=MAX_DEVICES))
+        too_many = texts.EXPLORER_TOO_MANY_DEVICES.format(n=n, max=MAX_DEVICES)
+        return LayoutView(mesh, None, None, state.dtype, error=too_many)
     try:
         shape = parse_shape(state.shape)
         spec = _spec(state.spec)
@@ -174,11 +174,11 @@ def parse_shape(text: str) -> tuple[int, ...]:
     learner-facing message otherwise."""
     parts = [p for p in re.split(r"[\s,x×]+", text.strip().strip("()[]")) if p]
     if not 1 <= len(parts) <= MAX_DIMS or not all(p.isdigit() for p in parts):
-        raise ValueError(msg.EXPLORER_SHAPE.format(max=MAX_DIMS, text=text))
+        raise ValueError(texts.EXPLORER_SHAPE.format(max=MAX_DIMS, text=text))
     shape = tuple(int(p) for p in parts)
     for size in shape:
         if not 1 <= size <= MAX_SIDE:
-            raise ValueError(msg.EXPLORER_SHAPE_RANGE.format(max=MAX_SIDE, size=size))
+            raise ValueError(texts.EXPLORER_SHAPE_RANGE.format(max=MAX_SIDE, size=size))
     return shape
 
 
@@ -188,7 +188,7 @@ def _spec(entries: tuple[Any, ...]) -> tuple[Entry, ...]:
     while entries and entries[-1] == OMIT:
         entries.pop()
     if OMIT in entries:
-        raise ValueError(msg.EXPLORER_SPEC_GAP.format(i=entries.index(OMIT), omit=OMIT))
+        raise ValueError(texts.EXPLORER_SPEC_GAP.format(i=entries.index(OMIT), omit=OMIT))
     return tuple(entries)
 
 
@@ -214,9 +214,9 @@ class LayoutExplorer(widgets.VBox):
     def __init__(self, shape: tuple[int, ...], mesh: dict[str, int], spec: tuple[Entry, ...],
                  dtype: str):
         if not 1 <= len(mesh) <= MAX_AXES:
-            raise ValueError(f"the explorer draws meshes of 1 to {MAX_AXES} axes, got {mesh}")
+            raise ValueError(texts.EXPLORER_AXES_RANGE.format(max=MAX_AXES, mesh=mesh))
         if len(spec) > MAX_DIMS:
-            raise ValueError(f"the explorer shows specs of up to {MAX_DIMS} entries, got {spec}")
+            raise ValueError(texts.EXPLORER_SPEC_RANGE.format(max=MAX_DIMS, spec=spec))
         self._quiet = True
         self._entries: dict[str, Any] = {OMIT: OMIT}
         style = {"description_width": "initial"}
@@ -298,7 +298,7 @@ class LayoutExplorer(widgets.VBox):
             self.image.layout.display = None
             self.shards.value = view.shards_html()
         else:
-            why = html.escape(msg.EXPLORER_CANNOT.format(why=view.error))
+            why = html.escape(texts.EXPLORER_CANNOT.format(why=view.error))
             self.message.value = (
                 f'<div class="explorer-error" style="color:{FAILURE_COLOUR};font-weight:bold">'
                 f"{why}</div>"
@@ -380,7 +380,7 @@ def stepper_view(state: StepperState) -> StepperView:
     from grader.lessons.collective_drawing import KINDS, steps
 
     if state.kind not in KINDS:
-        raise ValueError(f"unknown collective {state.kind!r}; the explorer knows {KINDS}")
+        raise ValueError(texts.EXPLORER_UNKNOWN_KIND.format(kind=state.kind, kinds=KINDS))
     total = steps(state.kind, state.n_devices)
     return StepperView(state.kind, state.n_devices, min(max(state.step, 0), total - 1), total)
 

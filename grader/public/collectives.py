@@ -11,21 +11,21 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import collectives as hints
 from grader.judge import PASS, Hint, Verdict, close, compiles_to, same, traces
 from grader.probes import Program, hlo_collectives, instructions, layout, measure, program_summary
 
 forgot_psum = Hint(lambda got, want: close(got["result"], want["_first_shard"]),
-                   msg.HINT_FORGOT_PSUM)
+                   hints.HINT_FORGOT_PSUM)
 not_per_device = Hint(lambda got, want: got["result"].ndim < want["result"].ndim,
-                      msg.HINT_NOT_PER_DEVICE)
+                      hints.HINT_NOT_PER_DEVICE)
 wrong_direction = Hint(lambda got, want: close(got["result"], want["_backwards"]),
-                       msg.HINT_WRONG_DIRECTION)
+                       hints.HINT_WRONG_DIRECTION)
 forgot_pmean = Hint(lambda got, want: close(got["result"], want["_one_device"]),
-                    msg.HINT_FORGOT_PMEAN)
+                    hints.HINT_FORGOT_PMEAN)
 psum_not_pmean = Hint(lambda got, want: close(got["result"], want["_summed"]),
-                      msg.HINT_PSUM_NOT_PMEAN)
+                      hints.HINT_PSUM_NOT_PMEAN)
 
 
 def dot_inputs(rows_per_device: int, seed: int | None = None):
@@ -73,7 +73,7 @@ def sums_three_values(fn):
     return {"result": fn(jnp.array([1.0, 2.0, 3.0]))}
 
 
-@case("shard_map_psum", hidden=False, judge=traces("psum", "data", msg.HINT_MISSING_PSUM))
+@case("shard_map_psum", hidden=False, judge=traces("psum", "data", hints.HINT_MISSING_PSUM))
 def traces_a_psum_over_data(fn):
     return program_summary(fn, jnp.arange(5.0))
 
@@ -92,7 +92,7 @@ def dot_of_two_small_arrays(fn):
     return {"result": fn(v1, v2), "_first_shard": first}
 
 
-@case("distributed_dot", hidden=False, judge=compiles_to("all-reduce", msg.HINT_FORGOT_PSUM))
+@case("distributed_dot", hidden=False, judge=compiles_to("all-reduce", hints.HINT_FORGOT_PSUM))
 def compiles_to_an_all_reduce(fn):
     v1, v2, _ = dot_inputs(2)
     return hlo_collectives(fn, v1, v2)
@@ -192,7 +192,7 @@ def uses_only(needed: str, forbidden: tuple[str, ...], hint: str):
     def judge(got: dict, want: dict) -> Verdict:
         used = [op for op in forbidden if np.asarray(got.get(op, 0)).item()]
         if used:
-            return Verdict(False, msg.MSG_OTHER_COLLECTIVES.format(ops=", ".join(used)), hint)
+            return Verdict(False, hints.MSG_OTHER_COLLECTIVES.format(ops=", ".join(used)), hint)
         return wants_needed(got, want)
 
     return judge
@@ -203,8 +203,8 @@ def takes_a_maximum(got: dict, want: dict) -> Verdict:
     seen = [str(kind) for kind in got.get("all_reduces", [])]
     if "maximum" in seen:
         return PASS
-    return Verdict(False, msg.MSG_NO_MAX_REDUCTION.format(seen=", ".join(seen) or "none"),
-                   msg.HINT_NORMALIZE_PMAX)
+    return Verdict(False, hints.MSG_NO_MAX_REDUCTION.format(seen=", ".join(seen) or "none"),
+                   hints.HINT_NORMALIZE_PMAX)
 
 
 def gathers_block_totals_only(got: dict, want: dict) -> Verdict:
@@ -212,8 +212,8 @@ def gathers_block_totals_only(got: dict, want: dict) -> Verdict:
     per_device = float(np.asarray(got.get("gathered_per_device", np.inf)).item())
     if per_device <= 1:
         return PASS
-    return Verdict(False, msg.MSG_GATHERS_TOO_MUCH.format(got=per_device),
-                   msg.HINT_CUMSUM_GATHERS_DATA)
+    return Verdict(False, hints.MSG_GATHERS_TOO_MUCH.format(got=per_device),
+                   hints.HINT_CUMSUM_GATHERS_DATA)
 
 
 def sums_over_only(axis: str):
@@ -229,9 +229,9 @@ def sums_over_only(axis: str):
         sums = psums(got)
         if sums == [(axis,)] or (sums and sums == psums(want)):
             return PASS
-        hint = msg.HINT_ROW_SUMS_BOTH_AXES if sums else msg.HINT_ROW_SUMS_ONE_BLOCK
+        hint = hints.HINT_ROW_SUMS_BOTH_AXES if sums else hints.HINT_ROW_SUMS_ONE_BLOCK
         seen = ", ".join(f"psum over {list(axes)}" for axes in sums) or "no psum"
-        return Verdict(False, msg.MSG_REDUCED_OVER.format(want=[axis], got=seen), hint)
+        return Verdict(False, hints.MSG_REDUCED_OVER.format(want=[axis], got=seen), hint)
 
     return judge
 
@@ -263,8 +263,8 @@ def grid_mesh(rows_major: bool = True, explicit: bool = True) -> Mesh:
 
 # --- global_max_normalize -------------------------------------------------------------------
 local_max = Hint(lambda got, want: close(got["result"], want["_local_max"]),
-                 msg.HINT_NORMALIZE_LOCAL_MAX)
-no_abs = Hint(lambda got, want: close(got["result"], want["_no_abs"]), msg.HINT_NORMALIZE_ABS)
+                 hints.HINT_NORMALIZE_LOCAL_MAX)
+no_abs = Hint(lambda got, want: close(got["result"], want["_no_abs"]), hints.HINT_NORMALIZE_ABS)
 
 
 def normalize_context(x: np.ndarray) -> dict:
@@ -296,12 +296,12 @@ def all_reduces_with_a_maximum(fn):
 ring_steps = Hint(
     lambda got, want: any(close(got["result"], want[k]) for k in ("_no_shift", "_one_shift",
                                                                    "_n_shifts")),
-    msg.HINT_RING_STEPS,
+    hints.HINT_RING_STEPS,
 )
 ONLY_PERMUTES = uses_only(
     "collective-permute",
     ("all-reduce", "all-gather", "reduce-scatter", "all-to-all"),
-    msg.HINT_RING_USES_OTHER_COLLECTIVES,
+    hints.HINT_RING_USES_OTHER_COLLECTIVES,
 )
 
 
@@ -333,9 +333,9 @@ def compiles_to_collective_permutes_only(fn):
 
 
 # --- sharded_cumsum -------------------------------------------------------------------------
-restarts = Hint(lambda got, want: close(got["result"], want["_restarts"]), msg.HINT_CUMSUM_OFFSET)
+restarts = Hint(lambda got, want: close(got["result"], want["_restarts"]), hints.HINT_CUMSUM_OFFSET)
 own_total = Hint(lambda got, want: close(got["result"], want["_own_total"]),
-                 msg.HINT_CUMSUM_OWN_TOTAL)
+                 hints.HINT_CUMSUM_OWN_TOTAL)
 
 
 def cumsum_context(x: np.ndarray) -> dict:
@@ -359,7 +359,7 @@ def gathers_one_value_per_device_at_most(fn):
 
 
 # --- reduce_scatter_sum ---------------------------------------------------------------------
-SCATTERS = uses_only("reduce-scatter", ("all-reduce", "all-gather"), msg.HINT_SCATTER_NOT_PSUM)
+SCATTERS = uses_only("reduce-scatter", ("all-reduce", "all-gather"), hints.HINT_SCATTER_NOT_PSUM)
 
 
 def rows_to_add(per_device: int, seed: int | None = None) -> np.ndarray:
@@ -381,9 +381,9 @@ def compiles_to_a_reduce_scatter_and_no_all_reduce(fn):
 
 
 # --- rows_to_columns ------------------------------------------------------------------------
-a2a_shape = Hint(lambda got, want: got["values"].shape != want["values"].shape, msg.HINT_A2A_AXES)
-a2a_layout = Hint(lambda got, want: close(got["values"], want["values"]), msg.HINT_A2A_LAYOUT)
-MOVES_ALL_TO_ALL = uses_only("all-to-all", ("all-gather",), msg.HINT_A2A_GATHERED)
+a2a_shape = Hint(lambda got, want: got["values"].shape != want["values"].shape, hints.HINT_A2A_AXES)
+a2a_layout = Hint(lambda got, want: close(got["values"], want["values"]), hints.HINT_A2A_LAYOUT)
+MOVES_ALL_TO_ALL = uses_only("all-to-all", ("all-gather",), hints.HINT_A2A_GATHERED)
 
 
 def row_split_matrix(rows: int, columns: int, seed: int | None = None) -> jax.Array:
@@ -411,13 +411,13 @@ def compiles_to_an_all_to_all(fn):
 
 # --- row_group_sums -------------------------------------------------------------------------
 both_axes = Hint(lambda got, want: close(got["values"], want["_both_axes"]),
-                 msg.HINT_ROW_SUMS_BOTH_AXES)
+                 hints.HINT_ROW_SUMS_BOTH_AXES)
 one_block = Hint(lambda got, want: close(got["values"], want["_one_block"]),
-                 msg.HINT_ROW_SUMS_ONE_BLOCK)
+                 hints.HINT_ROW_SUMS_ONE_BLOCK)
 given_mesh = Hint(lambda got, want: close(got["values"], want["values"])
-                  and got["spec"] == want["spec"], msg.HINT_ROW_SUMS_GIVEN_MESH)
+                  and got["spec"] == want["spec"], hints.HINT_ROW_SUMS_GIVEN_MESH)
 row_layout = Hint(lambda got, want: close(got["values"], want["values"]),
-                  msg.HINT_ROW_SUMS_LAYOUT)
+                  hints.HINT_ROW_SUMS_LAYOUT)
 ROW_SUMS = same("values", "spec", "layout",
                 hints=[both_axes, one_block, given_mesh, row_layout])
 

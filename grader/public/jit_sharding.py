@@ -12,8 +12,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import jit_sharding as hints
 from grader.judge import Hint, close
 from grader.probes import hlo_collectives, layout
 
@@ -89,11 +89,11 @@ def matmul_without_communication(fn, shape: tuple[int, int], seed: int) -> dict:
 
 split_contraction = Hint(
     lambda got, want: bool(_names(_entry(got["_lhs"], 1)) | _names(_entry(got["_rhs"], 0))),
-    msg.HINT_SPLIT_CONTRACTION,
+    hints.HINT_SPLIT_CONTRACTION,
 )
 same_axis_twice = Hint(
     lambda got, want: bool(_names(_entry(got["_lhs"], 0)) & _names(_entry(got["_rhs"], 1))),
-    msg.HINT_SAME_AXIS_TWICE,
+    hints.HINT_SAME_AXIS_TWICE,
 )
 
 
@@ -128,10 +128,10 @@ def _pairs(got: dict, want: dict):
 read_lowered = Hint(
     lambda got, want: all(g == 0 for g, _ in _pairs(got, want))
     and any(w > 0 for _, w in _pairs(got, want)),
-    msg.HINT_COUNTED_LOWERED,
+    hints.HINT_COUNTED_LOWERED,
 )
 counted_twice = Hint(lambda got, want: any(g > w for g, w in _pairs(got, want)),
-                     msg.HINT_COUNTED_TWICE)
+                     hints.HINT_COUNTED_TWICE)
 
 
 def replicate_then(fn, mesh: Mesh):
@@ -186,13 +186,13 @@ def normalized(fn, x: np.ndarray) -> dict:
 
 
 still_by_rows = Hint(
-    lambda got, want: close(got["layout"], want["_input_layout"]), msg.HINT_NORMS_FROM_ROWS
+    lambda got, want: close(got["layout"], want["_input_layout"]), hints.HINT_NORMS_FROM_ROWS
 )
 constrained_late = Hint(
     lambda got, want: got["all-reduce"] > 0 and got["all-to-all"] > 0,
-    msg.HINT_CONSTRAINED_TOO_LATE,
+    hints.HINT_CONSTRAINED_TOO_LATE,
 )
-norms_from_rows = Hint(lambda got, want: got["all-reduce"] > 0, msg.HINT_NORMS_FROM_ROWS)
+norms_from_rows = Hint(lambda got, want: got["all-reduce"] > 0, hints.HINT_NORMS_FROM_ROWS)
 
 
 @case("normalize_columns", hidden=False, hints=[still_by_rows])
@@ -249,9 +249,9 @@ def sharded_affine(fn, shape: tuple[int, int], seed: int | None = None,
 
 
 on_one_device = Hint(lambda got, want: close(got["result_blocks"], want["_one_device"]),
-                     msg.HINT_AFFINE_ONE_DEVICE)
+                     hints.HINT_AFFINE_ONE_DEVICE)
 w_whole = Hint(lambda got, want: close(got["w_blocks"], want["_w_whole"]),
-               msg.HINT_AFFINE_W_WHOLE)
+               hints.HINT_AFFINE_W_WHOLE)
 
 
 @case("make_sharded_affine", hidden=False, hints=[on_one_device, w_whole])
@@ -278,7 +278,7 @@ def explicit_product(fn, shape: tuple[int, int], seed: int, jit: bool = False) -
 
 
 columns_not_split = Hint(lambda got, want: _entry(got["type_spec"], 1) is None,
-                         msg.HINT_EXPLICIT_COLUMNS)
+                         hints.HINT_EXPLICIT_COLUMNS)
 
 
 @case("explicit_matmul", hidden=False, hints=[columns_not_split])

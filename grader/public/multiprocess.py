@@ -14,8 +14,8 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import multiprocess as hints
 from grader.judge import Hint, close
 
 
@@ -82,9 +82,9 @@ def unfolded_rows(key: jax.Array, count: int, columns: int) -> np.ndarray:
     return np.asarray(jax.random.normal(key, (count, columns)))
 
 
-not_placed = Hint(lambda got, want: not isinstance(got["spec"], list), msg.HINT_GB_NOT_PLACED)
+not_placed = Hint(lambda got, want: not isinstance(got["spec"], list), hints.HINT_GB_NOT_PLACED)
 same_key = Hint(lambda got, want: close(got["values"], want["_unfolded"]),
-                msg.HINT_SAME_KEY_EVERY_PROCESS)
+                hints.HINT_SAME_KEY_EVERY_PROCESS)
 
 
 # --- global_batch ---------------------------------------------------------------------------

@@ -9,8 +9,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import prng as hints
 from grader.judge import Hint, close, same
 from grader.probes import layout
 
@@ -28,21 +28,21 @@ def identical_blocks(result: np.ndarray, devices: int) -> bool:
 
 
 same_key = Hint(lambda got, want: identical_blocks(got["result"], int(want["_devices"])),
-                msg.HINT_SAME_KEY_EVERY_DEVICE)
+                hints.HINT_SAME_KEY_EVERY_DEVICE)
 stacked = Hint(lambda got, want: got["result"].ndim == 2
-               and got["result"].size == want["result"].size, msg.HINT_STACKED_LIKE_PMAP)
+               and got["result"].size == want["result"].size, hints.HINT_STACKED_LIKE_PMAP)
 one_draw = Hint(lambda got, want: close(got["result"], want["_one_draw"]),
-                msg.HINT_ONE_GLOBAL_DRAW)
-legacy_keys = Hint(lambda got, want: not got["typed"], msg.HINT_LEGACY_KEYS)
+                hints.HINT_ONE_GLOBAL_DRAW)
+legacy_keys = Hint(lambda got, want: not got["typed"], hints.HINT_LEGACY_KEYS)
 mask_per_device = Hint(lambda got, want: close(got["result"], want["_fold_in_per_device"])
                        or close(got["result"], want["_same_key_per_device"]),
-                       msg.HINT_MASK_PER_DEVICE)
+                       hints.HINT_MASK_PER_DEVICE)
 unscaled = Hint(lambda got, want: close(got["result"], want["_unscaled"]),
-                msg.HINT_DROPOUT_UNSCALED)
+                hints.HINT_DROPOUT_UNSCALED)
 keeps_with_rate = Hint(lambda got, want: close(got["result"], want["_keep_with_rate"]),
-                       msg.HINT_DROPOUT_KEEP_PROBABILITY)
+                       hints.HINT_DROPOUT_KEEP_PROBABILITY)
 DROPOUT_HINTS = [mask_per_device, unscaled, keeps_with_rate]
-not_split = Hint(lambda got, want: True, msg.HINT_DROPOUT_NOT_SPLIT)
+not_split = Hint(lambda got, want: True, hints.HINT_DROPOUT_NOT_SPLIT)
 
 
 def data_mesh() -> Mesh:

@@ -11,8 +11,8 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import sharding as hints
 from grader.judge import Hint, Verdict, close, same
 from grader.probes import layout
 
@@ -98,9 +98,9 @@ def spec_hint(text: str, *specs: list) -> Hint:
 
 
 not_placed = Hint(guarded(lambda got, want: got["spec"] == NOT_A_NAMED_SHARDING),
-                  msg.HINT_NOT_PLACED)
+                  hints.HINT_NOT_PLACED)
 other_mesh = Hint(guarded(lambda got, want: close(got["spec"], want["spec"])
-                          and not close(got["layout"], want["layout"])), msg.HINT_GIVEN_MESH)
+                          and not close(got["layout"], want["layout"])), hints.HINT_GIVEN_MESH)
 
 
 def _differ(got: dict, want: dict) -> list[int]:
@@ -125,11 +125,11 @@ def _has_zero(pair: Sequence) -> bool:
 
 
 CONGRUENT_HINTS = [
-    _differing_calls(lambda pair: len(pair[0]) != len(pair[1]), msg.HINT_CONGRUENT_LENGTH,
+    _differing_calls(lambda pair: len(pair[0]) != len(pair[1]), hints.HINT_CONGRUENT_LENGTH,
                      every=True),
-    _differing_calls(_has_zero, msg.HINT_CONGRUENT_ZERO, every=True),
+    _differing_calls(_has_zero, hints.HINT_CONGRUENT_ZERO, every=True),
     _differing_calls(lambda pair: len(pair[0]) == len(pair[1]) and not _has_zero(pair),
-                     msg.HINT_CONGRUENT_REVERSED, every=False),
+                     hints.HINT_CONGRUENT_REVERSED, every=False),
 ]
 
 
@@ -173,34 +173,34 @@ def _only_tuple_dims_differ(g: Any, w: Any, call: list) -> bool:
 
 
 SHAPE_HINTS = [
-    Hint(guarded(lambda got, want: _any_float(got["result"])), msg.HINT_SHARD_SHAPE_INTEGERS),
+    Hint(guarded(lambda got, want: _any_float(got["result"])), hints.HINT_SHARD_SHAPE_INTEGERS),
     Hint(_calls_with(lambda g, w, call: _shapes(g, w) and len(g) < len(w)),
-         msg.HINT_SHARD_SHAPE_MISSING),
-    Hint(_wrong_shapes_all(_only_tuple_dims_differ), msg.HINT_SHARD_SHAPE_TUPLE),
+         hints.HINT_SHARD_SHAPE_MISSING),
+    Hint(_wrong_shapes_all(_only_tuple_dims_differ), hints.HINT_SHARD_SHAPE_TUPLE),
     Hint(_calls_with(lambda g, w, call: isinstance(w, str) and not isinstance(g, str)),
-         msg.HINT_SHARD_SHAPE_RAISE),
+         hints.HINT_SHARD_SHAPE_RAISE),
 ]
 
 SHARD_2D_HINTS = [
     not_placed,
     other_mesh,
-    spec_hint(msg.HINT_TUPLE_NOT_TWO, [["x", "y"], None]),
-    spec_hint(msg.HINT_SPEC_ORDER, ["y", "x"]),
-    spec_hint(msg.HINT_ROWS_ONLY, ["x", None]),
+    spec_hint(hints.HINT_TUPLE_NOT_TWO, [["x", "y"], None]),
+    spec_hint(hints.HINT_SPEC_ORDER, ["y", "x"]),
+    spec_hint(hints.HINT_ROWS_ONLY, ["x", None]),
 ]
 ROWS_OVER_BOTH_HINTS = [
     not_placed,
     other_mesh,
-    spec_hint(msg.HINT_TUPLE_ORDER, [["y", "x"], None]),
-    spec_hint(msg.HINT_TUPLE_NOT_TWO, ["x", "y"]),
-    spec_hint(msg.HINT_ROWS_ONE_AXIS, ["x", None], ["y", None]),
+    spec_hint(hints.HINT_TUPLE_ORDER, [["y", "x"], None]),
+    spec_hint(hints.HINT_TUPLE_NOT_TWO, ["x", "y"]),
+    spec_hint(hints.HINT_ROWS_ONE_AXIS, ["x", None], ["y", None]),
 ]
 REPLICATE_HINTS = [
     not_placed,
     other_mesh,
-    spec_hint(msg.HINT_REPLICATE_ROWS_SPLIT, ["y", None], ["x", "y"], ["y", "x"]),
-    spec_hint(msg.HINT_REPLICATE_WRONG_AXIS, [None, "x"]),
-    spec_hint(msg.HINT_REPLICATE_EVERYTHING, [None, None]),
+    spec_hint(hints.HINT_REPLICATE_ROWS_SPLIT, ["y", None], ["x", "y"], ["y", "x"]),
+    spec_hint(hints.HINT_REPLICATE_WRONG_AXIS, [None, "x"]),
+    spec_hint(hints.HINT_REPLICATE_EVERYTHING, [None, None]),
 ]
 
 
@@ -225,14 +225,14 @@ def _pairs_of(result: Any) -> list:
 
 block_slices = Hint(guarded(lambda got, want: any(isinstance(v, str) and v.startswith("slice(")
                                                 for v in _leaves(got["result"]))),
-                    msg.HINT_BLOCK_MAP_SLICES)
+                    hints.HINT_BLOCK_MAP_SLICES)
 block_none = Hint(guarded(lambda got, want: any(v is None for v in _leaves(got["result"]))),
-                  msg.HINT_BLOCK_MAP_NONE)
+                  hints.HINT_BLOCK_MAP_NONE)
 block_keys = Hint(guarded(lambda got, want: not all(str(k).isdigit() for k in got["result"])),
-                  msg.HINT_BLOCK_MAP_KEYS)
+                  hints.HINT_BLOCK_MAP_KEYS)
 block_offsets = Hint(guarded(lambda got, want: _starts_all_zero(got["result"])
                            and not _starts_all_zero(want["result"])),
-                     msg.HINT_BLOCK_MAP_OFFSETS)
+                     hints.HINT_BLOCK_MAP_OFFSETS)
 BLOCK_HINTS = [block_slices, block_none, block_keys, block_offsets]
 
 

@@ -9,8 +9,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader import messages as msg
 from grader.cases import case
+from grader.hints import training as hints
 from grader.judge import Hint, close, compiles_to
 from grader.probes import Program, hlo_collectives, layout, measure
 
@@ -72,19 +72,19 @@ def first_model_block(x: jax.Array, w1: jax.Array, w2: jax.Array) -> np.ndarray:
 
 
 summed_grads = Hint(lambda got, want: close(got["result"], want["_summed"]),
-                    msg.HINT_DP_GRADS_SUMMED)
+                    hints.HINT_DP_GRADS_SUMMED)
 forgot_pmean = Hint(lambda got, want: close(got["result"], want["_first_device"]),
-                    msg.HINT_DP_FORGOT_PMEAN)
+                    hints.HINT_DP_FORGOT_PMEAN)
 on_one_device = Hint(
     lambda got, want: all(v["on_devices"] == 1 for v in got["layout"].values())
     and any(v["on_devices"] > 1 for v in want["layout"].values()),
-    msg.HINT_DP_ONE_DEVICE,
+    hints.HINT_DP_ONE_DEVICE,
 )
-not_replicated = Hint(lambda got, want: True, msg.HINT_DP_NOT_REPLICATED)
+not_replicated = Hint(lambda got, want: True, hints.HINT_DP_NOT_REPLICATED)
 tp_forgot_psum = Hint(lambda got, want: close(got["result"], want["_first_block"]),
-                      msg.HINT_TP_FORGOT_PSUM)
-tp_extra_communication = Hint(lambda got, want: True, msg.HINT_TP_ONE_ALL_REDUCE)
-gathers_activations = Hint(lambda got, want: True, msg.HINT_FSDP_GATHER_WEIGHTS)
+                      hints.HINT_TP_FORGOT_PSUM)
+tp_extra_communication = Hint(lambda got, want: True, hints.HINT_TP_ONE_ALL_REDUCE)
+gathers_activations = Hint(lambda got, want: True, hints.HINT_FSDP_GATHER_WEIGHTS)
 
 
 # --- reading compiled HLO -------------------------------------------------------------------
@@ -139,7 +139,7 @@ def grads_match_one_device(fn):
 
 
 @case("data_parallel_grads", hidden=False,
-      judge=compiles_to("all-reduce", msg.HINT_DP_FORGOT_PMEAN))
+      judge=compiles_to("all-reduce", hints.HINT_DP_FORGOT_PMEAN))
 def compiles_to_an_all_reduce(fn):
     params = mlp_params(2, 3, 8, 2)
     return hlo_collectives(fn, params, regression_batch(3, 2 * jax.device_count(), 3, 2))

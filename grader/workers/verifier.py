@@ -31,13 +31,14 @@ import json
 import os
 import re
 import sys
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
 
+from grader import messages as msg
+from grader.caches import Newest
+from grader.processes import die_with_parent
 from grader.workers.confine import limit
-from grader.workers.lifetime import die_with_parent
 
 #: How far a program's results may be from the reference's: looser than the judges'
 #: tolerance, since what this catches is another program, not rounding.
@@ -48,12 +49,10 @@ RTOL, ATOL = 1e-3, 1e-4
 _SAFE_CALL = re.compile(r"^(Sharding|SPMDFullToShardShape|SPMDShardToFullShape|"
                         r"annotate_device_placement|lapack_\w+_ffi)$")
 _CUSTOM_CALL = re.compile(r"^\s*(?:%[^=]*=\s*)?stablehlo\.custom_call @([\w.]+)\(")
-#: Reference programs read and compiled so far, by their bytes (base64), newest last.
-_references: OrderedDict[str, Any] = OrderedDict()
-_REFERENCES_KEPT = 256
-#: Measures taken so far, by the measure's name and the program's identity, newest last.
-_measured: OrderedDict[tuple, dict[str, Any]] = OrderedDict()
-_MEASURED_KEPT = 1024
+#: Reference programs read and compiled so far, by their bytes (base64).
+_references: Newest[str, Any] = Newest(256)
+#: Measures taken so far, by the measure's name and the program's identity (only those taken).
+_measured: Newest[tuple, dict[str, Any]] = Newest(1024)
 
 
 def verify(measures: Any, blob: Any, reference: Any = None, seed: Any = 0) -> dict[str, Any]:
@@ -82,18 +81,11 @@ def _take(name: Any, program: Any) -> dict[str, Any]:
 
     if not isinstance(name, str) or name not in MEASURES:
         return {"ok": False, "error": {"type": "ValueError", "message": "no such measure"}}
-    key = (name, program.identity)
-    if key in _measured:
-        _measured.move_to_end(key)
-        return _measured[key]
     try:
-        taken = {"ok": True, "data": plain.to_plain(MEASURES[name](program))}
+        return _measured.get((name, program.identity), lambda: {
+            "ok": True, "data": plain.to_plain(MEASURES[name](program))})
     except Exception as exc:  # noqa: BLE001 - compiling bytes anyone could write
         return {"ok": False, "error": cases.describe_error(exc)}
-    _measured[key] = taken
-    if len(_measured) > _MEASURED_KEPT:
-        _measured.popitem(last=False)
-    return taken
 
 
 def _load(blob: str) -> Any:
@@ -104,13 +96,7 @@ def _load(blob: str) -> Any:
 
 def _reference(blob: str) -> Any:
     """The reference program of these bytes, read and compiled once per verifier."""
-    if blob in _references:
-        _references.move_to_end(blob)
-    else:
-        _references[blob] = _load(blob)
-        if len(_references) > _REFERENCES_KEPT:
-            _references.popitem(last=False)
-    return _references[blob]
+    return _references.get(blob, lambda: _load(blob))
 
 
 def differs(program: Any, reference: Any, seed: int) -> str | None:
@@ -254,7 +240,7 @@ def without(module: str, kind: str) -> str:
             end += 1
         signature = _SIGNATURE.search(bare)
         if signature is None:
-            raise ValueError(f"a {kind} in a form the grader cannot read")
+            raise ValueError(msg.VERIFIER_UNREADABLE.format(kind=kind))
         given = [t.strip() for t in signature.group(1).split(", ")]
         made = [t.strip() for t in signature.group(2).strip("()").split(", ")]
         moved = f"moved_nothing_{index}"
@@ -339,7 +325,7 @@ def _key_impl(dtype: Any) -> str:
     for name in ("threefry2x32", "rbg", "unsafe_rbg"):
         if jax.random.key(0, impl=name).dtype == dtype:
             return name
-    raise ValueError(f"keys of type {dtype} are of no known PRNG implementation")
+    raise ValueError(msg.VERIFIER_UNKNOWN_KEYS.format(dtype=dtype))
 
 
 def main() -> None:

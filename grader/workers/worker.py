@@ -18,9 +18,9 @@ import os
 import sys
 from typing import Any, TextIO
 
+from grader.processes import die_with_parent
 from grader.workers import seal as sealing
 from grader.workers.confine import limit
-from grader.workers.lifetime import die_with_parent
 from grader.workers.record import RECORD  # lesson 6: launched processes replay what ran here
 
 #: Cell magics that only observe the code they wrap: the body still runs.

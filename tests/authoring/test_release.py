@@ -19,6 +19,9 @@ def test_the_bundle_holds_no_solution_and_no_hidden_test(tmp_path):
     files = release(bundle)
     assert "exercises/03_collectives.ipynb" in files and "grader/check.py" in files
     assert not any(f.startswith(("solutions/", "grader/hidden/", "tests/")) for f in files)
+    # nor the grader's own machinery: no worker, no batch grading, no authoring, no command line
+    assert not any(f.startswith(("grader/workers/", "grader/grading/", "grader/authoring/"))
+                   or f in ("grader/cli.py", "grader/__main__.py") for f in files)
     hidden_names = [c.name for c in cases.load() if c.hidden]
     solved = [line.strip() for path in course.SOLUTIONS.glob("*.ipynb")
               for line in path.read_text().split("# BEGIN SOLUTION")[1:]]
@@ -30,15 +33,25 @@ def test_the_bundle_holds_no_solution_and_no_hidden_test(tmp_path):
             assert not [s[:200] for s in solved if s[:200] in text], path
 
 
+#: Every import of the package's lesson helpers in the lessons, as the notebooks write them.
+LESSON_IMPORTS = "\n".join(sorted({
+    line.strip().strip('",').replace("\\n", "")
+    for path in (course.ROOT / "notebooks").glob("*.ipynb")
+    for line in path.read_text().splitlines() if "from grader.lessons" in line}))
+
+
 def test_check_works_from_the_bundle_with_public_tests_only(tmp_path):
-    """Can a student's kernel import check from the bundle, which has no hidden tests?"""
+    """Can a student's kernel import check and every lesson helper the notebooks import from
+    the bundle, which has no hidden tests and none of the grader's machinery, and run check?"""
     bundle = tmp_path / "bundle"
     release(bundle)
+    assert "from grader.lessons.drawing import" in LESSON_IMPORTS
     code = (
         "from grader.devices import use_cpu_devices; use_cpu_devices(8)\n"
         "from grader import cases, check\n"
         f"import grader; assert grader.__file__.startswith({str(bundle)!r}), grader.__file__\n"
         "assert all(not c.hidden for c in cases.load())\n"
+        f"{LESSON_IMPORTS}\n"
         "def ring_shift(x):\n    raise NotImplementedError\n"
         "print(check(ring_shift).status)\n"
     )

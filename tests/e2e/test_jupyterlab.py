@@ -95,6 +95,7 @@ def test_a_learner_runs_the_first_exercises_and_checks_a_right_then_a_wrong_answ
     from playwright.sync_api import expect
 
     from grader import messages as msg
+    from grader.hints import sharding
 
     nb = Notebook(page, lab, lab.copy(ROOT / "exercises" / "01_sharding.ipynb"))
     nb.run_all_code_cells()
@@ -121,7 +122,7 @@ def test_a_learner_runs_the_first_exercises_and_checks_a_right_then_a_wrong_answ
     expect(feedback.locator("td code").first).to_have_text("[True, False, True, True, False, True]")
     expect(feedback.locator("td code").nth(1)).to_have_text(
         "[True, False, False, True, False, True]")
-    expect(feedback).to_contain_text(f"Hint: {msg.HINT_CONGRUENT_LENGTH}")
+    expect(feedback).to_contain_text(f"Hint: {sharding.HINT_CONGRUENT_LENGTH}")
     expect(nb.errors()).to_have_count(0)
     nb.screenshot(stub, artefacts / "01_check_failed.png")
 
@@ -157,7 +158,7 @@ def test_moving_a_control_of_the_explorers_changes_the_drawing(
     words, and does the collective stepper draw the next step when 'next' is pressed?"""
     from playwright.sync_api import expect
 
-    from grader import messages as msg
+    from grader.lessons import texts
     from grader.lessons.collective_drawing import collective_figure
     from grader.lessons.drawing import LayoutError, blocks, layout_figure
     from grader.lessons.explorer import figure_png
@@ -190,7 +191,7 @@ def test_moving_a_control_of_the_explorers_changes_the_drawing(
     shape.fill("6, 6")
     shape.press("Enter")
     expect(explorer.locator(".explorer-error")).to_have_text(
-        msg.EXPLORER_CANNOT.format(why=invalid.value))
+        texts.EXPLORER_CANNOT.format(why=invalid.value))
     expect(drawing).to_be_hidden()
     nb.screenshot(explorer, artefacts / "explorer_invalid.png")
 

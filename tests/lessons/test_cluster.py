@@ -208,6 +208,7 @@ def test_grading_runs_the_functions_in_two_real_processes(tmp_path, monkeypatch)
     from grader import cases, messages
     from grader.course import BY_NAME
     from grader.grading import grade
+    from grader.hints import multiprocess
 
     lesson = [c for c in cases.load(hidden=True)
               if BY_NAME[c.exercise].lesson == "06_multiprocess"]
@@ -235,4 +236,4 @@ def test_grading_runs_the_functions_in_two_real_processes(tmp_path, monkeypatch)
     failed = [t for t in batch.tests if t.status != messages.PASSED]
     assert [t.test for t in failed] == ["joins_the_rows_of_two_processes"]
     assert batch.points == batch.max_points - 1
-    assert failed[0].hint == messages.HINT_DEVICE_PUT_PER_PROCESS
+    assert failed[0].hint == multiprocess.HINT_DEVICE_PUT_PER_PROCESS

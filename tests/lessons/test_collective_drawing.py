@@ -10,89 +10,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from jax.sharding import AxisType
+from figures import UNUSED, N, arrows, by_gid, cells, crossed, drawn, holding, path
 from jax.sharding import PartitionSpec as P
 from matplotlib.colors import to_rgba
-from matplotlib.patches import Rectangle
 
 from grader.lessons.collective_drawing import (
     KINDS,
     ROOT,
     SUM_COLOUR,
     collective_figure,
-    draw_shard_map,
     steps,
 )
 from grader.lessons.drawing import LayoutError
 from grader.palette import device_colour
-
-N = 4
-#: What a drawing's empty (dashed) before cell is given in the JAX run: if a drawn result
-#: used it, the result would show it.
-UNUSED = -1000
-
-
-@pytest.fixture(scope="module")
-def ring():
-    return jax.make_mesh((N,), ("i",), axis_types=(AxisType.Auto,), devices=jax.devices()[:N])
-
-
-def by_gid(fig):
-    found = {}
-    for ax in fig.axes:
-        for artist in [*ax.patches, *ax.texts, *ax.lines]:
-            if artist.get_gid():
-                found.setdefault(artist.get_gid(), []).append(artist)
-    return found
-
-
-def drawn(fig, side, devices):
-    """The values drawn on each device's side ('before' or 'after'), None for an empty slot."""
-    artists = by_gid(fig)
-    rows = []
-    for d in devices:
-        slots = sorted(int(g.rsplit("-", 1)[1]) for g in artists if g.startswith(f"{side}-{d}-"))
-        rows.append([int(artists[f"value-{side}-{d}-{j}"][0].get_text())
-                     if f"value-{side}-{d}-{j}" in artists else None for j in slots])
-    return rows
-
-
-def arrows(fig):
-    return {a.get_gid(): a for ax in fig.axes for a in ax.texts
-            if (a.get_gid() or "").startswith("arrow-")}
-
-
-def path(fig, gid):
-    """Every point an arrow passes through, from where it starts to the tip of its head."""
-    artists = by_gid(fig)
-    (head,) = artists[gid]
-    route = artists.get(gid.replace("arrow-", "route-", 1))
-    points = [tuple(p) for p in route[0].get_xydata()] if route else [tuple(head.xyann)]
-    return [*points, tuple(head.xy)]
-
-
-def cells(fig):
-    """gid -> (x0, y0, x1, y1) of every before and after cell."""
-    return {gid: (p.get_x(), p.get_y(), p.get_x() + p.get_width(), p.get_y() + p.get_height())
-            for gid, (p, *_) in by_gid(fig).items()
-            if gid.startswith(("before-", "after-")) and isinstance(p, Rectangle)}
-
-
-def holding(boxes, point, inside=False):
-    """The cells that contain ``point`` (on their edge too, unless ``inside``)."""
-    x, y = point
-    margin = 1e-6 if inside else -1e-9
-    return {gid for gid, (x0, y0, x1, y1) in boxes.items()
-            if x0 + margin <= x <= x1 - margin and y0 + margin <= y <= y1 - margin}
-
-
-def crossed(boxes, points, allowed):
-    """The cells other than ``allowed`` that a polyline through ``points`` passes inside."""
-    found = set()
-    for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
-        for t in np.linspace(0, 1, 60):
-            found |= holding(boxes, (x0 + t * (x1 - x0), y0 + t * (y1 - y0)), inside=True)
-    return found - set(allowed)
 
 
 def where(axis_is_root, b):
@@ -239,112 +169,3 @@ def test_steps_and_bad_arguments():
         collective_figure("psum", 4, step=4)
     with pytest.raises(LayoutError, match="1 to 16 devices"):
         steps("psum", 0)
-
-
-# --- a learner's shard_map ---------------------------------------------------------------------
-def test_draw_shard_map_colours_moved_values_by_their_source(ring):
-    """For a learner's ring shift, does each device receive its left neighbour's values, in
-    that neighbour's colour, with one arrow per neighbour pair from block to block?"""
-    shift = BODIES["ppermute"]
-    fig = draw_shard_map(shift, (N * 2,), ring, P("i"), P("i"))
-    assert drawn(fig, "after", range(N)) == [[6, 7], [0, 1], [2, 3], [4, 5]]
-    assert sorted(arrows(fig)) == sorted(f"arrow-{i}-{(i + 1) % N}" for i in range(N))
-    assert by_gid(fig)["after-1-0"][0].get_facecolor() == to_rgba(device_colour(0))
-    boxes = cells(fig)
-    for i in range(N):
-        points = path(fig, f"arrow-{i}-{(i + 1) % N}")
-        assert holding(boxes, points[0]) == {f"before-{i}-1"}
-        assert holding(boxes, points[-1]) == {f"after-{(i + 1) % N}-0"}
-    assert fig.axes[0].get_title().startswith("shard_map of a lambda:")
-    assert "in_specs P('i'), out_specs P('i')" in fig.axes[0].get_title()
-
-
-def test_draw_shard_map_finds_moves_whatever_the_values(ring):
-    """On data that is zero everywhere, where equal values say nothing, does a ring shift still
-    draw its arrows and colour each value by the device it came from?"""
-    fig = draw_shard_map(BODIES["ppermute"], np.zeros(N * 2, np.float32), ring, P("i"), P("i"))
-    assert sorted(arrows(fig)) == sorted(f"arrow-{i}-{(i + 1) % N}" for i in range(N))
-    assert by_gid(fig)["after-2-1"][0].get_facecolor() == to_rgba(device_colour(1))
-
-
-def test_draw_shard_map_names_cells_and_arrows_by_device_id():
-    """On a mesh of devices 4 to 7, are cells, colours and arrows those of the real ids?"""
-    mesh = jax.make_mesh((N,), ("i",), axis_types=(AxisType.Auto,), devices=jax.devices()[4:])
-    fig = draw_shard_map(BODIES["ppermute"], (N,), mesh, P("i"), P("i"))
-    assert sorted(arrows(fig)) == sorted(f"arrow-{4 + i}-{4 + (i + 1) % N}" for i in range(N))
-    assert by_gid(fig)["after-5-0"][0].get_facecolor() == to_rgba(device_colour(4))
-    assert by_gid(fig)["value-after-5-0"][0].get_text() == "0"
-    assert by_gid(fig)["arrow-4-5"][0].arrow_patch.get_edgecolor() == to_rgba(device_colour(4))
-
-
-def test_a_psum_is_drawn_as_a_sum_even_when_its_results_equal_inputs_elsewhere():
-    """On 2 devices, psum of arange(8) gives [4, 6, 8, 10]: 4 and 6 are also device 1's inputs.
-    Is it drawn as a sum (through +, banded with both devices), with no arrow from 1 to 0?"""
-    two = jax.make_mesh((2,), ("i",), axis_types=(AxisType.Auto,), devices=jax.devices()[:2])
-    fig = draw_shard_map(lambda b: jax.lax.psum(b, "i"), (8,), two, P("i"), P())
-    assert drawn(fig, "after", range(2)) == [[4, 6, 8, 10]] * 2
-    assert sorted(arrows(fig)) == ["arrow-0-sum", "arrow-1-sum", "arrow-sum-0", "arrow-sum-1"]
-    parts = by_gid(fig)
-    assert parts["after-0-0"][0].get_facecolor() == to_rgba(SUM_COLOUR)
-    assert sorted(g for g in parts if g.startswith("part-0-0-")) == ["part-0-0-0", "part-0-0-1"]
-
-
-def test_a_constant_that_equals_an_input_value_did_not_move(ring):
-    """Is a constant 4, which device 2 also holds as input, drawn as computed (plain grey, no
-    band) with no arrow from device 2?"""
-    fig = draw_shard_map(lambda b: b * 0 + 4, (N * 2,), ring, P("i"), P("i"))
-    assert arrows(fig) == {}
-    parts = by_gid(fig)
-    assert parts["after-0-0"][0].get_facecolor() == to_rgba(SUM_COLOUR)
-    assert not [g for g in parts if g.startswith("part-")]
-
-
-def test_draw_shard_map_takes_several_inputs(ring):
-    """With two inputs, are both blocks drawn on every device under their parameter names,
-    the results those of JAX, and only the second input's moves drawn?"""
-    def shift_second(a, b):
-        return a * 0 + jax.lax.ppermute(b, "i", [(k, (k + 1) % N) for k in range(N)])
-
-    a, b = np.arange(N * 2), 100 + np.arange(N * 2)
-    fig = draw_shard_map(shift_second, (a, b), ring, (P("i"), P("i")), P("i"))
-    assert drawn(fig, "before", range(N)) == [
-        [2 * d, 2 * d + 1, 100 + 2 * d, 101 + 2 * d] for d in range(N)]
-    assert drawn(fig, "after", range(N)) == np.roll(b, 2).reshape(N, 2).tolist()
-    assert sorted(arrows(fig)) == sorted(f"arrow-{i}-{(i + 1) % N}" for i in range(N))
-    names = {t.get_gid(): t.get_text() for t in fig.axes[0].texts if t.get_gid()}
-    assert (names["input-0"], names["input-1"]) == ("a", "b")
-    assert "in_specs (P('i'), P('i'))" in fig.axes[0].get_title()
-    with pytest.raises(LayoutError, match="one per spec"):
-        draw_shard_map(shift_second, a, ring, (P("i"), P("i")), P("i"))
-
-
-def test_a_sum_of_two_inputs_from_two_devices_goes_through_the_adding_node(ring):
-    """Is a + (b shifted from the left neighbour) banded with both devices and drawn through
-    +, since each value combines the data of two devices?"""
-    def add_shifted(a, b):
-        return a + jax.lax.ppermute(b, "i", [(k, (k + 1) % N) for k in range(N)])
-
-    fig = draw_shard_map(add_shifted, (np.arange(N), np.arange(N)), ring, (P("i"), P("i")),
-                         P("i"))
-    assert drawn(fig, "after", range(N)) == [[d + (d - 1) % N] for d in range(N)]
-    assert "arrow-sum-1" in arrows(fig) and "arrow-0-1" not in arrows(fig)
-    assert sorted(g for g in by_gid(fig) if g.startswith("part-1-0-")) == [
-        "part-1-0-0", "part-1-0-1"]
-
-
-def test_a_function_jax_cannot_differentiate_is_drawn_without_arrows_and_says_so(ring):
-    """Is a body that only works on integers drawn with its values, no arrows, and a title
-    that says what moved is not drawn?"""
-    def odd_after_shift(b):
-        return jnp.bitwise_and(jax.lax.ppermute(b, "i", [(k, (k + 1) % N) for k in range(N)]), 1)
-
-    fig = draw_shard_map(odd_after_shift, (N * 2,), ring, P("i"), P("i"))
-    assert drawn(fig, "after", range(N)) == [[0, 1]] * N
-    assert arrows(fig) == {}
-    assert "what moved is not drawn" in fig.axes[0].get_title()
-
-
-def test_draw_shard_map_refuses_big_blocks(ring):
-    """Is a block too large to draw refused with a message rather than an unreadable picture?"""
-    with pytest.raises(LayoutError, match="draws small data"):
-        draw_shard_map(lambda b: b, (N * 100,), ring, P("i"), P("i"))

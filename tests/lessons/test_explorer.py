@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader import messages as msg
+from grader.lessons import texts
 from grader.lessons.collective_drawing import collective_figure, steps
 from grader.lessons.drawing import LayoutError, blocks, layout_figure
 from grader.lessons.explorer import (
@@ -93,14 +93,14 @@ def test_the_code_shown_makes_the_layout_shown(axes, shape, spec):
 
 
 @pytest.mark.parametrize("state, message", [
-    (LayoutState((("x", 4), ("x", 2)), "8, 6", ("x",)), msg.EXPLORER_AXIS_TWICE.format(name="x")),
-    (LayoutState((("1x", 4),), "8", ("x",)), msg.EXPLORER_AXIS_NAME.format(i=0, name="1x")),
+    (LayoutState((("x", 4), ("x", 2)), "8, 6", ("x",)), texts.EXPLORER_AXIS_TWICE.format(name="x")),
+    (LayoutState((("1x", 4),), "8", ("x",)), texts.EXPLORER_AXIS_NAME.format(i=0, name="1x")),
     (LayoutState((("x", 8), ("y", 4)), "8", ("x",)),
-     msg.EXPLORER_TOO_MANY_DEVICES.format(n=32, max=16)),
+     texts.EXPLORER_TOO_MANY_DEVICES.format(n=32, max=16)),
     (LayoutState((("x", 4),), "8, 6", (OMIT, "x", OMIT)),
-     msg.EXPLORER_SPEC_GAP.format(i=0, omit=OMIT)),
+     texts.EXPLORER_SPEC_GAP.format(i=0, omit=OMIT)),
     (LayoutState((("x", 4),), "8, 6, 4, 2", ("x",)),
-     msg.EXPLORER_SHAPE.format(max=3, text="8, 6, 4, 2")),
+     texts.EXPLORER_SHAPE.format(max=3, text="8, 6, 4, 2")),
 ])
 def test_a_choice_the_explorer_cannot_draw_is_explained(state, message):
     """Do a bad mesh, a spec with a gap and a bad shape each get their own message?"""
@@ -148,7 +148,7 @@ def test_an_uneven_split_hides_the_drawing_and_says_why():
     explorer.shape.value = "6, 6"
     why = layout_error((6, 6), MESH, ("x", "y"))
     assert not explorer.view.ok
-    assert msg.EXPLORER_CANNOT.format(why=why).replace("'", "&#x27;") in shown_error(explorer)
+    assert texts.EXPLORER_CANNOT.format(why=why).replace("'", "&#x27;") in shown_error(explorer)
     assert explorer.image.layout.display == "none" and explorer.shards.value == ""
     explorer.shape.value = "12, 6"
     assert explorer.view.ok and explorer.message.value == ""
@@ -180,7 +180,7 @@ def test_a_third_mesh_axis_copies_the_blocks_along_it():
     assert {"'z'", "('x', 'z')", "('z', 'y')"} <= set(explorer.spec_entries[0].options)
     assert "2 copies of each block" in explorer.shards.value
     explorer.axis_sizes[2].value = 4
-    assert explorer.view.error == msg.EXPLORER_TOO_MANY_DEVICES.format(n=32, max=16)
+    assert explorer.view.error == texts.EXPLORER_TOO_MANY_DEVICES.format(n=32, max=16)
 
 
 def test_the_dtype_changes_the_bytes_each_device_holds():

@@ -1,5 +1,5 @@
 """How many processes a worker may start, and its share of the CPU (grader/workers/confine.py, and
-runner.WorkerProcess, which puts each worker in a control group of its own).
+WorkerProcess, which puts each worker in a control group of its own).
 
 Run by CI as root, where the grader makes its groups at the top of the cgroup hierarchies, and
 as an unprivileged user twice: in a group delegated to it, and with none (the fallback: the
@@ -18,10 +18,12 @@ import pytest
 from markers import NEEDS_CGROUPS
 from test_sandbox import left_after
 
-from grader.workers import confine, runner
+from grader.workers import confine
+from grader.workers.process import WorkerProcess
+from grader.workers.sandbox import BWRAP, Limits, Sandbox
 
 SANDBOXED = [pytest.param(True, id="sandboxed", marks=pytest.mark.skipif(
-                 not runner.BWRAP, reason="bubblewrap is not installed")),
+                 not BWRAP, reason="bubblewrap is not installed")),
              pytest.param(False, id="plain")]
 # A cell that starts processes (sleeping: cheap) until it cannot, up to 2000, and says how many.
 SPAWNS = """
@@ -37,10 +39,10 @@ raise RuntimeError(f"started {started}")
 """
 
 
-def started_in_a_worker(sandboxed: bool) -> tuple[int, runner.WorkerProcess]:
+def started_in_a_worker(sandboxed: bool) -> tuple[int, WorkerProcess]:
     """How many processes a cell could start in a fresh worker, and the worker (closed)."""
-    limits = runner.Limits()
-    worker = runner.WorkerProcess(2, limits, runner.Sandbox(use_bwrap=sandboxed))
+    limits = Limits()
+    worker = WorkerProcess(2, limits, Sandbox(use_bwrap=sandboxed))
     try:
         worker.receive("ready", limits.start)
         reply = worker.request("cell", 120, file="a.py", label="a.py", source=SPAWNS)

@@ -1,6 +1,7 @@
 """Lesson 6's grader tests (grader/workers/replay.py): a student's function run in several
 processes, each of which replays the cells the worker ran. They run for real when a
-submission of lesson 6 is graded (tests/grading/test_grade.py)."""
+submission of lesson 6 is graded (the reference solutions in `validate`, tested in
+tests/authoring/test_release.py)."""
 
 import pytest
 

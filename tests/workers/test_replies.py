@@ -11,6 +11,8 @@ import pytest
 from grader import cases
 from grader import messages as msg
 from grader.workers import replies, runner
+from grader.workers.run import Source
+from grader.workers.sandbox import DEFAULT_LIMITS
 
 REQ = "0123456789abcdef"
 
@@ -83,11 +85,11 @@ def test_a_verifiers_measures_are_read_the_same_way():
 def test_a_run_keeps_replies_only_up_to_its_budget(monkeypatch):
     """With a budget that one reply uses up, is every later test of the run failed with the
     reason, unread, while the first is kept?"""
-    source = runner.Source("a.py", "a.py", "def ring_shift(x):\n    return x\n")
+    source = Source("a.py", "a.py", "def ring_shift(x):\n    return x\n")
     chosen = [c for c in cases.for_exercise("ring_shift") if 8 in c.device_counts][:3]
-    first = runner.run([source], chosen[:1], 8, runner.DEFAULT_LIMITS)
+    first = runner.run([source], chosen[:1], 8, DEFAULT_LIMITS)
     monkeypatch.setattr(replies, "MAX_RUN_ITEMS", first.kept)
-    result = runner.run([source], chosen, 8, runner.DEFAULT_LIMITS)
+    result = runner.run([source], chosen, 8, DEFAULT_LIMITS)
     assert first.kept > 0 and result.outcomes[chosen[0].id] == first.outcomes[chosen[0].id]
     for later in chosen[1:]:
         assert result.outcomes[later.id] == replies.failed(msg.MSG_REPLIES_TOO_LARGE.format(

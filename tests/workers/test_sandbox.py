@@ -1,5 +1,5 @@
-"""The sandbox workers and verifiers run in, and how long they live (grader/workers/runner.py's
-Sandbox and spawn, grader/workers/lifetime.py).
+"""The sandbox workers and verifiers run in, and how long they live (grader/workers/sandbox.py,
+grader/workers/process.py's spawn, grader/processes.py).
 
 Run by CI twice: as root and as an unprivileged user (see .ci/run), since bubblewrap started by
 root keeps root's capabilities unless told otherwise.
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from markers import NEEDS_THE_SANDBOX
 
-from grader.workers import runner
+from grader.workers import sandbox as sandboxing
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def in_the_sandbox(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
     home = tmp_path / "home"
     home.mkdir()
-    return subprocess.run([*runner.Sandbox().command(str(home)), sys.executable, "-I", "-c",
+    return subprocess.run([*sandboxing.Sandbox().command(str(home)), sys.executable, "-I", "-c",
                            code], capture_output=True, text=True, timeout=60)
 
 
@@ -52,10 +52,10 @@ def test_a_sandboxed_process_holds_no_capability_whoever_starts_it(tmp_path):
 def test_the_sandbox_mounts_its_private_tmp_before_what_it_shows():
     """A course cloned under /tmp: is the private /tmp mounted before the Python environment
     and the grader are bound (a later /tmp would hide them), and the worker's home after?"""
-    args = runner.Sandbox().command("/tmp/grader-worker-home")
+    args = sandboxing.Sandbox().command("/tmp/grader-worker-home")
     tmp = next(i for i in range(len(args) - 1) if args[i:i + 2] == ["--tmpfs", "/tmp"])
     binds = [i for i, a in enumerate(args) if a == "--ro-bind" and Path(args[i + 1]) in
-             runner._VISIBLE]
+             sandboxing._VISIBLE]
     home = args.index("/tmp/grader-worker-home")
     assert binds and tmp < min(binds) and max(binds) < home
 
@@ -96,7 +96,7 @@ from grader.devices import use_cpu_devices
 use_cpu_devices(2)
 import jax
 from grader import plain, probes
-from grader.workers import runner
+from grader.workers import process, sandbox as sandboxing, verification
 def forever(x):
     def body(state):
         return state[0] + 1, jax.numpy.sin(state[1])
@@ -104,22 +104,22 @@ def forever(x):
 
 blob = plain.to_plain(plain.Unverified("hlo_collectives", probes.Program.of(
     forever, jax.numpy.arange(4.0)).serialize()))["program"]["blob"]
-sandbox = runner.Sandbox(use_bwrap=sys.argv[1] == "sandboxed")
-limits = runner.Limits()
+sandbox = sandboxing.Sandbox(use_bwrap=sys.argv[1] == "sandboxed")
+limits = sandboxing.Limits()
 started = []
-thread = threading.Thread(target=lambda: started.append(runner.WorkerProcess(2, limits, sandbox)))
+thread = threading.Thread(target=lambda: started.append(process.WorkerProcess(2, limits, sandbox)))
 thread.start()
 thread.join()
-started.append(runner._start_verifier(2, limits, sandbox))
+started.append(verification._start_verifier(2, limits, sandbox))
 worker, verifier = started
 worker.receive("ready", limits.start)
-for process, request in [
+for started_one, request in [
         (worker, {"op": "cell", "file": "a.py", "label": "a.py",
                   "source": "import time\\ntime.sleep(3600)"}),
         (verifier, {"op": "verify", "measures": ["hlo_collectives"], "blob": blob,
                     "reference": blob, "seed": 0})]:
-    process.process.stdin.write((json.dumps({"req": "busy", **request}) + "\\n").encode())
-    process.process.stdin.flush()
+    started_one.process.stdin.write((json.dumps({"req": "busy", **request}) + "\\n").encode())
+    started_one.process.stdin.flush()
 time.sleep(2)
 print(*(p.home.name for p in started), flush=True)
 time.sleep(3600)

@@ -1,5 +1,6 @@
 """The verifier: measures of how a function computes, taken from the program a worker sent,
-in a process where none of the submission's code runs (grader/workers/verifier.py, runner._verify).
+in a process where none of the submission's code runs (grader/workers/verifier.py), and how
+the grader asks verifiers for them (grader/workers/verification.py).
 
 conftest.py gives this process 8 CPU devices; the verifiers started here have 2.
 """
@@ -18,7 +19,10 @@ from jax.sharding import PartitionSpec as P
 from grader import cases, plain, probes
 from grader import messages as msg
 from grader.grading import grade, submission
-from grader.workers import runner, verifier
+from grader.hints import collectives
+from grader.workers import runner, verification, verifier
+from grader.workers.run import Run, Source
+from grader.workers.sandbox import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits
 
 DEVICES = 2
 
@@ -34,12 +38,12 @@ def psum_program(block_sum=lambda b: b.sum(), x=None) -> dict:
     return plain.to_plain(plain.Unverified("hlo_collectives", probes.Program.of(fn, x).serialize()))
 
 
-def run_of(outcomes: dict, reference: runner.Run | None = None) -> runner.Run:
-    result = runner.Run(DEVICES, outcomes=outcomes)
+def run_of(outcomes: dict, reference: Run | None = None) -> Run:
+    result = Run(DEVICES, outcomes=outcomes)
     try:
-        runner._verify(result, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX, reference)
+        verification.verify(result, DEFAULT_LIMITS, DEFAULT_SANDBOX, reference)
     finally:
-        runner.close_verifiers()
+        verification.close_verifiers()
     return result
 
 
@@ -90,7 +94,7 @@ def test_a_program_must_compute_what_the_reference_computes_on_new_inputs():
     that place, or by that measure) fail unmeasured?"""
     want = psum_program()
     compared = ("other_way", "decoy", "args", "wrong", "other_measure")
-    reference = runner.Run(DEVICES, programs={
+    reference = Run(DEVICES, programs={
         (case, (), "hlo_collectives"): want["program"]["blob"] for case in compared})
     summarised = {"program": {**want["program"], "measure": "summarise"}}
     result = run_of({
@@ -238,7 +242,7 @@ def test_a_program_that_differs_fails_with_the_judges_hint_or_with_the_reason():
     assert decided.message == msg.MSG_DIFFERS.format(name="distributed_dot", why=why)
     forgot = {**decoy, "data": {"verified": plain.to_plain({"all-reduce": 0})}}
     decided = cases.decide(found, {8: forgot}, {8: want})
-    assert decided.status == msg.FAILED and decided.hint == msg.HINT_FORGOT_PSUM
+    assert decided.status == msg.FAILED and decided.hint == collectives.HINT_FORGOT_PSUM
     assert cases.decide(found, {8: want}, {8: want}).status == msg.PASSED
 
 
@@ -251,12 +255,12 @@ def test_correct_functions_written_apart_agree_with_the_reference_on_new_inputs(
               and 8 in c.device_counts]
     try:
         reference = runner.run(submission.load(grade.SOLUTIONS).sources, chosen, 8,
-                               runner.DEFAULT_LIMITS)
+                               DEFAULT_LIMITS)
         source = Path(alternatives.__file__).read_text()
-        theirs = runner.run([runner.Source("alternatives.py", "alternatives.py", source)],
-                            chosen, 8, runner.DEFAULT_LIMITS, reference=reference)
+        theirs = runner.run([Source("alternatives.py", "alternatives.py", source)],
+                            chosen, 8, DEFAULT_LIMITS, reference=reference)
     finally:
-        runner.close_verifiers()
+        verification.close_verifiers()
     checked = {case for case, *_ in reference.programs}
     assert checked and checked == {case for case, *_ in theirs.programs}
     for c in chosen:
@@ -323,29 +327,29 @@ def test_a_program_that_never_ends_costs_its_own_cases_and_leaves_nothing_runnin
     from test_sandbox import processes_with_home
 
     good, endless = psum_program(), psum_program(forever)
-    limits = runner.Limits(exercise=3)
+    limits = Limits(exercise=3)
     ids = {"endless": "ring_shift:endless", "good": "distributed_dot:good"}
-    reference = runner.Run(DEVICES, programs={(i, (), "hlo_collectives"): good["program"]["blob"]
+    reference = Run(DEVICES, programs={(i, (), "hlo_collectives"): good["program"]["blob"]
                                               for i in ids.values()})
-    result = runner.Run(DEVICES, outcomes={ids["endless"]: {"ok": True, "data": endless},
+    result = Run(DEVICES, outcomes={ids["endless"]: {"ok": True, "data": endless},
                                            ids["good"]: {"ok": True, "data": good}})
     started = []
-    real_start = runner._start_verifier
+    real_start = verification._start_verifier
 
     def recording(*args):
         started.append(real_start(*args))
         return started[-1]
 
-    runner._start_verifier = recording
+    verification._start_verifier = recording
     try:
-        verifying = threading.Thread(target=runner._verify,
-                                     args=(result, limits, runner.DEFAULT_SANDBOX, reference))
+        verifying = threading.Thread(target=verification.verify,
+                                     args=(result, limits, DEFAULT_SANDBOX, reference))
         verifying.start()
         verifying.join(timeout=120)
         assert not verifying.is_alive(), "the grader waited on the program"
     finally:
-        runner._start_verifier = real_start
-        runner.close_verifiers()
+        verification._start_verifier = real_start
+        verification.close_verifiers()
     assert result.outcomes[ids["endless"]] == {
         "ok": False, "unverified": msg.MSG_VERIFIER_TIME_UP.format(seconds=3)}
     assert result.outcomes[ids["good"]]["ok"] and "differs" not in result.outcomes[ids["good"]]
@@ -356,21 +360,21 @@ def test_a_program_that_never_ends_costs_its_own_cases_and_leaves_nothing_runnin
 @pytest.mark.slow
 def test_a_verifier_serves_one_run_after_another_until_it_fails():
     """Is the verifier of one run reused by the next, and one that failed not reused?"""
-    kind = (DEVICES, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX)
+    kind = (DEVICES, DEFAULT_LIMITS, DEFAULT_SANDBOX)
     try:
-        first = runner.Run(DEVICES, outcomes={"a": {"ok": True, "data": psum_program()}})
-        runner._verify(first, *kind[1:])
-        [serving] = runner._idle_verifiers[kind]
-        second = runner.Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
-        runner._verify(second, *kind[1:])
-        assert runner._idle_verifiers[kind] == [serving] and second.outcomes["b"]["ok"]
+        first = Run(DEVICES, outcomes={"a": {"ok": True, "data": psum_program()}})
+        verification.verify(first, *kind[1:])
+        [serving] = verification._idle_verifiers[kind]
+        second = Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
+        verification.verify(second, *kind[1:])
+        assert verification._idle_verifiers[kind] == [serving] and second.outcomes["b"]["ok"]
         serving.kill()  # a verifier that died meanwhile is replaced
-        third = runner.Run(DEVICES, outcomes={"c": {"ok": True, "data": psum_program()}})
-        runner._verify(third, *kind[1:])
-        assert third.outcomes["c"]["ok"] and runner._idle_verifiers[kind] != [serving]
+        third = Run(DEVICES, outcomes={"c": {"ok": True, "data": psum_program()}})
+        verification.verify(third, *kind[1:])
+        assert third.outcomes["c"]["ok"] and verification._idle_verifiers[kind] != [serving]
     finally:
-        runner.close_verifiers()
-    assert runner._idle_verifiers == {} and serving.process.poll() is not None
+        verification.close_verifiers()
+    assert verification._idle_verifiers == {} and serving.process.poll() is not None
 
 
 @pytest.mark.slow
@@ -379,19 +383,19 @@ def test_a_verifier_outlives_the_thread_that_started_it():
     once the first has ended (a sandbox dying with its parent thread would be killed)?"""
     import threading
 
-    kind = (DEVICES, runner.DEFAULT_LIMITS, runner.DEFAULT_SANDBOX)
+    kind = (DEVICES, DEFAULT_LIMITS, DEFAULT_SANDBOX)
     try:
-        first = runner.Run(DEVICES, outcomes={"a": {"ok": True, "data": psum_program()}})
-        starter = threading.Thread(target=runner._verify, args=(first, *kind[1:]))
+        first = Run(DEVICES, outcomes={"a": {"ok": True, "data": psum_program()}})
+        starter = threading.Thread(target=verification.verify, args=(first, *kind[1:]))
         starter.start()
         starter.join()
-        [serving] = runner._idle_verifiers[kind]
-        second = runner.Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
-        runner._verify(second, *kind[1:])
+        [serving] = verification._idle_verifiers[kind]
+        second = Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
+        verification.verify(second, *kind[1:])
         assert first.outcomes["a"]["ok"] and second.outcomes["b"]["ok"], second.outcomes
-        assert runner._idle_verifiers[kind] == [serving]
+        assert verification._idle_verifiers[kind] == [serving]
     finally:
-        runner.close_verifiers()
+        verification.close_verifiers()
 
 
 def test_a_measurement_the_reference_had_verified_must_be_verified():

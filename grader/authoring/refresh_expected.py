@@ -1,0 +1,51 @@
+"""``python -m grader refresh-expected [LESSON ...]``: the public tests' expected values,
+recomputed from the reference solutions in grader workers and stored for ``check``
+(:mod:`grader.expected` reads them)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from grader import cases, course
+from grader.authoring import texts
+from grader.course import BY_NAME, LESSONS
+from grader.expected import DEVICE_COUNTS, FOLDER, load, path
+from grader.grading import submission
+from grader.workers.runner import run
+from grader.workers.sandbox import DEFAULT_LIMITS, Limits
+
+
+def compute(solutions: Path, lesson: str, limits: Limits = DEFAULT_LIMITS) -> dict:
+    """Run the public cases of one lesson on the reference solutions, for every device
+    count stored."""
+    from grader.grading.grade import GradingError
+
+    public = [c for c in cases.load(hidden=False) if BY_NAME[c.exercise].lesson == lesson]
+    sources = submission.load(solutions).sources
+    table: dict[str, dict[str, dict]] = {c.id: {} for c in public}
+    for devices in DEVICE_COUNTS:
+        measured = run(sources, public, devices, limits)
+        for case_id, outcome in measured.outcomes.items():
+            if not outcome.get("ok"):
+                raise GradingError(texts.REFERENCE_FAILS.format(case=case_id, devices=devices))
+            table[case_id][str(devices)] = outcome
+    return table
+
+
+def render(table: dict[str, dict[str, dict]]) -> str:
+    return json.dumps({"cases": table}, indent=1, sort_keys=True) + "\n"
+
+
+def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[Path]:
+    """Recompute and store the expected values of some lessons (all by default)."""
+    FOLDER.mkdir(exist_ok=True)
+    written = []
+    for lesson in lessons or LESSONS:
+        if lesson not in LESSONS:
+            raise ValueError(texts.UNKNOWN_LESSON.format(lesson=lesson, lessons=", ".join(LESSONS)))
+        path(lesson).write_text(render(compute(solutions or course.SOLUTIONS, lesson)))
+        written.append(path(lesson))
+    load.cache_clear()
+    return written

@@ -1,0 +1,110 @@
+"""What batch grading (grader/grading/ and ``python -m grader``) says to the instructor,
+one section per step; the texts it shares with ``check()`` are in grader.messages."""
+
+from __future__ import annotations
+
+# --- the class: its submissions folder and --out (grader/cli.py) --------------------------
+SUBMISSIONS_NOT_A_FOLDER = "{folder} is not a folder of submissions"
+NO_SUBMISSION = "{folder} holds no submission (.ipynb, .py or folder)"
+OUT_NOT_WRITABLE = "cannot write to {out}: {why}"
+OUT_INSIDE_SUBMISSIONS = (
+    "--out {out} is inside the submissions folder {submissions}, where it would be graded as a "
+    "student: choose a folder outside it"
+)
+SUBMISSIONS_UNREADABLE = "cannot read the submissions folder {folder}: {why}"
+WARN_IGNORED = (
+    "warning: left out {count} entr{ies} of {folder} that are not submissions (a .ipynb or .py "
+    "file, or a folder): {names}"
+)
+WRITE_FAILED = "cannot write the results to {out}: {why}"
+
+# --- reading a submission (grader/grading/submission.py) ----------------------------------
+FILE_TOO_LARGE = "larger than {mib:g} MiB"
+NOTEBOOK_TOO_LARGE = (
+    "larger than {mib:g} MiB: clear its outputs (Edit > Clear Outputs of All Cells), save, and "
+    "hand it in again"
+)
+NOTEBOOK_TOO_MANY_CELLS = "more than {most} code cells: put the code in fewer cells"
+FILE_NOT_TEXT = "not UTF-8 text ({error} at byte {at}): a binary file, or another encoding"
+NOTEBOOK_EMPTY = "the file is empty, not a notebook"
+FILE_SYMLINK = (
+    "a symbolic link, which the grader does not follow: hand in the file itself, not a link"
+)
+FILE_NOT_REGULAR = "not a regular file"
+NOTEBOOK_FORMAT = (
+    "notebook format {found!r} is not supported (4 is): open it in Jupyter and save it again"
+)
+FILE_BINARY = "it is a binary file, not code"
+NOTEBOOK_INVALID_JSON = "not a valid notebook (invalid JSON: {error})"
+NOTEBOOK_NOT_OBJECT = "not a valid notebook (not a JSON object)"
+NOTEBOOK_NO_CELLS = "not a valid notebook (no list of cells)"
+NOTEBOOK_CELL_UNREADABLE = "cell {number} has no readable source"
+
+# --- grading a batch, and --shard (grader/grading/grade.py) -------------------------------
+SHARD_SYNTAX = "--shard takes K/N, two whole numbers such as 2/4, not {text!r}"
+SHARD_RANGE = "--shard {text}: K must be between 1 and N"
+WARN_STORE_CHANGED = (
+    "warning: the stored results of {students} changed while the batch was graded (by a "
+    "submission running without the sandbox?); they were written again from the grader's own "
+    "results"
+)
+BATCH_NOT_NAMES = "the class is not a list of names"
+NO_SOLUTIONS = "the reference solutions folder {solutions} does not exist"
+SOLUTIONS_UNREADABLE = "cannot read the reference solutions: {problems}"
+SOLUTION_FAILS = (
+    "the reference solution fails {case} on {devices} devices: {outcome}; "
+    "problems: {problems}"
+)
+SAME_STUDENT = "several entries belong to the same student: {students}"
+
+# --- stored results (grader/grading/store.py) ---------------------------------------------
+NOT_JSON = "{constant} is not JSON"
+
+# --- progress of a batch (grader/grading/progress.py) -------------------------------------
+PROGRESS_LINE = "{verb} {student}: {points:g}/{max_points:g} [{done}/{total}]"
+
+# --- summary of a batch (grader/grading/summary.py) ---------------------------------------
+SUMMARY_SPREAD = (
+    "{students} student(s), total points out of {top:g}: mean {mean:.1f}, median {median:g}, "
+    "lowest {low:g}, highest {high:g}; {full} with full marks"
+)
+SUMMARY_NO_STUDENT = "no student in this batch"
+SUMMARY_FAILURE = (
+    "{exercise}: {failures} of {handed_in} ({rate:.0%}) without full marks "
+    "({failed} failed, {partial} partly)"
+)
+SUMMARY_NOTHING_FAILED = "every student who handed an exercise in got full marks for it"
+SUMMARY_NOTHING_HANDED_IN = "no exercise was handed in"
+SUMMARY_RATE_DEFINITION = (
+    "Of the students who handed an exercise in (the function is defined and is not the stub), "
+    "how many did not get full marks, the most failed first. Exercises nobody handed in are "
+    "left out."
+)
+
+# --- merging the slices of --shard (grader/grading/merge.py) ------------------------------
+MERGE_NOT_A_FOLDER = "{folder} is not a folder"
+MERGE_NO_RESULTS = "{folder} holds no results.json: it is not an output folder of `grade`"
+MERGE_DAMAGED = "{path} cannot be read as the grader's results ({why})"
+MERGE_NO_SLICE = (
+    "{path} does not say which slice it holds (written by an older grader?): grade it again"
+)
+MERGE_OTHER_GRADER = (
+    "{a} and {b} were graded by different versions of the grader, its tests, the solutions "
+    "or JAX: grade every slice with the same course"
+)
+MERGE_OTHER_LIMITS = "{a} and {b} were graded with different limits ({la} and {lb})"
+MERGE_OTHER_SPLIT = (
+    "{a} is slice {sa} but {b} is slice {sb}: every slice must come from one --shard K/N "
+    "split, with the same N"
+)
+MERGE_OTHER_CLASS = (
+    "{a} and {b} were cut from different classes (the submissions folder changed between "
+    "them): grade every slice from the same folder"
+)
+MERGE_MISSING = "slice(s) {missing} missing: give the output folder of every slice"
+MERGE_CONFLICT = "{student} has different results in {a} and {b}"
+MERGE_INCOMPLETE = (
+    "no results for {students}, who are in the class: was every slice graded to the end?"
+)
+MERGE_STRANGERS = "results for {students}, who are not in the class the slices were cut from"
+MERGE_INTO_A_SLICE = "--out {out} is one of the slices: merge into another folder"

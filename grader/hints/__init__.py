@@ -1,0 +1,46 @@
+"""Hints: what the likely mistake is, said to the student next to a failed test.
+
+A test gives a hint when its result matches what a usual mistake gives (a ``Hint`` of
+:mod:`grader.judge`, such as the value a forgotten psum yields), or when the exception the
+student's code raised is one JAX raises for a usual mistake (:func:`error_hint`).
+
+One module per lesson, named as the lesson's test modules ``grader/public/<lesson>.py`` and
+``grader/hidden/<lesson>.py``: its ``HINT_`` texts, the ``MSG_`` texts of its own tests, and
+``ERRORS``, the errors JAX raises that are that lesson's, as (pattern, hint) pairs.
+:mod:`grader.hints.common` holds what more than one lesson uses. This package is not masked
+in the sandbox (unlike ``grader/hidden``): public tests use it in the student's kernel.
+"""
+
+from __future__ import annotations
+
+import re
+
+from grader.hints import collectives, common, jit_sharding, multiprocess, prng, sharding, training
+
+# Errors JAX raises for the usual mistakes, matched on the exception's text: the first
+# pattern that matches gives the hint, so a pattern must come before a more general one that
+# matches the same text. Patterns of different lessons that match no common text keep the
+# order they had (common's, then lessons 4, 2, 3 and 6), so no message changes its hint.
+ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # Before common's "out_specs.*replicat", which matches the same error: row_sums says
+    # which axis ('y') the psum is missing over.
+    *collectives.ERRORS_BEFORE_COMMON,
+    *common.ERRORS,
+    *sharding.ERRORS,
+    *prng.ERRORS,
+    *jit_sharding.ERRORS,
+    # After common: its HINT_SPEC_TOO_LONG (a spec longer than the array's rank: "only valid
+    # for values of rank at least", "in_specs entry which is too long") answers before
+    # collectives' HINT_OUT_SPECS_RANK ("out_specs entry which is too long") would.
+    *collectives.ERRORS,
+    *training.ERRORS,
+    *multiprocess.ERRORS,
+)
+
+
+def error_hint(message: str) -> str | None:
+    """The hint for an exception's text, if it is one of the usual mistakes."""
+    for pattern, hint in ERROR_HINTS:
+        if pattern.search(message):
+            return hint
+    return None

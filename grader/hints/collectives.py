@@ -1,0 +1,155 @@
+"""Hints and messages of lesson 3 (collectives): grader/public/collectives.py and
+grader/hidden/collectives.py."""
+
+from __future__ import annotations
+
+import re
+
+# --- messages of the tests of how the exercises communicate -------------------------------
+MSG_OTHER_COLLECTIVES = "the compiled code has {ops}, which this exercise does without"
+MSG_NO_MAX_REDUCTION = (
+    "no all-reduce in the compiled code takes a maximum (found: {seen}), so the devices never "
+    "agreed on a global maximum"
+)
+MSG_GATHERS_TOO_MUCH = (
+    "an all-gather in the compiled code collects {got:g} values per device; the block totals "
+    "need at most 1"
+)
+MSG_REDUCED_OVER = "the psums must add over {want} only; found: {got}"
+
+# --- hints of the first exercises (pmap_scaled_sum to ring_shift) -------------------------
+HINT_FORGOT_PSUM = (
+    "The result equals what the first device computes on its own block: did you forget the "
+    "psum that adds up the partial results of all devices?"
+)
+HINT_MISSING_PSUM = "The value is right, but no psum is traced: the all-reduce must be there."
+HINT_WRONG_DIRECTION = (
+    "The blocks moved the wrong way round the ring: device i must send to device i + 1, "
+    "so the permutation pairs are (i, (i + 1) % n)."
+)
+HINT_FORGOT_PMEAN = (
+    "The new parameters match a step on one device's batch only: average the gradients "
+    "across devices with jax.lax.pmean before updating."
+)
+HINT_PSUM_NOT_PMEAN = (
+    "The step is n times too large: the gradients were summed over devices (psum) instead "
+    "of averaged (pmean)."
+)
+HINT_NOT_PER_DEVICE = (
+    "The result must have one row per device (the leading axis of a pmap result), not a "
+    "single value."
+)
+
+# --- hints of the exercises after ring_shift ----------------------------------------------
+HINT_NORMALIZE_LOCAL_MAX = (
+    "Each block was divided by its own largest |value|: the maximum has to be global. Take "
+    "jnp.max(jnp.abs(block)) on each device, then jax.lax.pmax(..., 'data'), so that every "
+    "device divides by the same number."
+)
+HINT_NORMALIZE_ABS = (
+    "x was divided by its largest value, not by its largest absolute value: a large negative "
+    "entry counts too, so take jnp.abs before the maximum."
+)
+HINT_NORMALIZE_PMAX = (
+    "No pmax over 'data' was traced: inside jax.shard_map each device sees only its block, and "
+    "jax.lax.pmax(local_max, 'data') is what gives every device the global maximum."
+)
+HINT_STAYS_SPLIT = (
+    "The result is not split over the devices one block each: return the per-device blocks "
+    "with out_specs=P('data') on a mesh of all devices, instead of gathering or replicating."
+)
+HINT_RING_USES_OTHER_COLLECTIVES = (
+    "The compiled code has an all-reduce or an all-gather: this exercise builds the all-reduce "
+    "out of ppermute alone. Pass a block round the ring n - 1 times with jax.lax.ppermute, "
+    "adding what arrives each time; no psum, pmean or all_gather."
+)
+HINT_RING_STEPS = (
+    "Every row must be the sum of all n rows: a block needs n - 1 steps round the ring to "
+    "visit every device, and each device adds every block that reaches it (n is the size of "
+    "'data', jax.lax.axis_size('data') inside shard_map, or len(jax.devices()))."
+)
+HINT_CUMSUM_OFFSET = (
+    "Each block restarts at 0: device i must add the total of all the blocks before it. "
+    "Gather the last entry of every device's local cumsum (one value per device, "
+    "jax.lax.all_gather), add up those of the devices whose axis_index is smaller than "
+    "yours, and add that offset to the local cumsum."
+)
+HINT_CUMSUM_OWN_TOTAL = (
+    "Each block is one block total too high: the offset of device i is the sum of the totals "
+    "of devices 0 to i - 1, without its own."
+)
+HINT_CUMSUM_GATHERS_DATA = (
+    "The compiled code gathers more than one value per device, so the array itself travels: "
+    "each device only needs the total of every other block. Gather the block totals (one "
+    "number per device), never the blocks."
+)
+HINT_SCATTER_NOT_PSUM = (
+    "The compiled code has an all-reduce: psum hands every device the whole total, and "
+    "slicing it afterwards throws most of it away. jax.lax.psum_scatter(row, 'data', "
+    "tiled=True) sends each device only its own part of the total (a reduce-scatter)."
+)
+HINT_SCATTER_TILED = (
+    "Without tiled=True, psum_scatter wants the scattered dimension to have exactly one entry "
+    "per device and removes it. With tiled=True it cuts the dimension into n equal parts: "
+    "jax.lax.psum_scatter(row, 'data', tiled=True)."
+)
+HINT_A2A_GATHERED = (
+    "The compiled code has no all-to-all: gathering (or resharding with device_put or "
+    "with_sharding_constraint) moves more than needed or leaves the move to XLA. Inside "
+    "shard_map, jax.lax.all_to_all(block, 'data', split_axis=1, concat_axis=0, tiled=True) "
+    "sends each device exactly the columns it keeps."
+)
+HINT_A2A_AXES = (
+    "split_axis is the dimension each device cuts into n pieces to send out (here the "
+    "columns, 1), concat_axis the one along which it stacks the pieces it receives (the rows, "
+    "0); with tiled=True a block goes from (R/n, C) to (R, C/n)."
+)
+HINT_A2A_LAYOUT = (
+    "The values are right but they are not split by columns: return the blocks with "
+    "out_specs=P(None, 'data'), so that device i holds the i-th block of columns, whole."
+)
+HINT_ROW_SUMS_BOTH_AXES = (
+    "Every row group received the sums of other row groups as well: a psum over ('x', 'y') "
+    "(or over 'x') adds the rows of different groups together. The pieces of one row lie on "
+    "the devices along 'y' only, so psum over 'y' alone."
+)
+HINT_ROW_SUMS_ONE_BLOCK = (
+    "These are the sums over the first block of columns only: each device along 'y' holds "
+    "part of every row, so add the partial sums up with jax.lax.psum(..., 'y')."
+)
+HINT_ROW_SUMS_LAYOUT = (
+    "The row sums must be split over 'x' like the rows of x (out_specs=P('x')): each row "
+    "group keeps its own sums, the devices along 'y' share them."
+)
+HINT_ROW_SUMS_REPLICATE_Y = (
+    "out_specs=P('x') promises that all devices along 'y' hold the same values, but each one "
+    "holds the partial row sums of its own columns: add them up with jax.lax.psum(..., 'y') "
+    "before returning."
+)
+HINT_ROW_SUMS_GIVEN_MESH = (
+    "The row sums are right but do not lie on the mesh you were given: build the shard_map "
+    "on the `mesh` argument (the tests pass meshes of several shapes) instead of a mesh of "
+    "your own."
+)
+HINT_OUT_SPECS_RANK = (
+    "The function inside shard_map returned a value with fewer dimensions than its out_specs "
+    "entry names: a block keeps its rank in shard_map (pmap removed the device axis, shard_map "
+    "does not). Give a per-device scalar a length-1 axis (keepdims=True, or x[None]) to "
+    "concatenate it with P('data'), or return it with P() if every device holds the same value."
+)
+
+#: An error this lesson shares with grader.hints.common's general "out_specs.*replicat"
+#: entry, said more precisely for row_sums: it must be matched before that one.
+ERRORS_BEFORE_COMMON: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"implies that the corresponding output value is replicated across mesh axis "
+                r"'y'"), HINT_ROW_SUMS_REPLICATE_Y),
+)
+#: The other errors JAX raises that are this lesson's, matched after those of
+#: grader.hints.common (pattern of the exception's text, hint).
+ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"reduce_scatter operand scatter dimension size \d+ must match shard count"),
+     HINT_SCATTER_TILED),
+    (re.compile(r"out_specs entry which is too long"), HINT_OUT_SPECS_RANK),
+    (re.compile(r"all_to_all split_axis .* has to be divisible|all_to_all requires the size of "
+                r"the mapped axis"), HINT_A2A_AXES),
+)

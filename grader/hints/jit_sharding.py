@@ -1,0 +1,98 @@
+"""Hints of lesson 2 (jit_sharding): grader/public/jit_sharding.py."""
+
+from __future__ import annotations
+
+import re
+
+# --- hints: what the likely mistake is ----------------------------------------------------
+HINT_SPLIT_CONTRACTION = (
+    "The contracted dimension (the columns of x, the rows of w) is split over a mesh axis, so "
+    "each device computes partial sums of the output and XLA adds them up with an all-reduce. "
+    "Split only dimensions that survive into the output: the rows of x and the columns of w."
+)
+HINT_SAME_AXIS_TWICE = (
+    "The rows of x and the columns of w are split over the same mesh axis: one axis cannot "
+    "split both dimensions of the output, so XLA gathers an operand first. Give them "
+    "different mesh axes."
+)
+HINT_COUNTED_LOWERED = (
+    "Every count is zero although XLA put collectives into this program: did you read the "
+    "lowered StableHLO (.lower(...).as_text())? Collectives are inserted when XLA compiles: "
+    "read jax.jit(f).lower(*args).compile().as_text()."
+)
+HINT_COUNTED_TWICE = (
+    "A collective was counted more than once. Count instructions by their opcode, the word "
+    "right before '(' after the result type: an instruction's name (%all-gather = ...) and "
+    "the operands of later instructions (fusion(%all-gather)) repeat the word, and an async "
+    "pair op-start / op-done is a single collective."
+)
+HINT_NORMS_FROM_ROWS = (
+    "The norms were computed from row blocks (an all-reduce adds up partial sums of squares) "
+    "and the result is still split by rows: reshard x to columns first, with "
+    "jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P(None, 'data'))), then compute."
+)
+HINT_CONSTRAINED_TOO_LATE = (
+    "The program has the all-to-all and an all-reduce as well: the norms were computed from "
+    "row blocks before the data moved. Put with_sharding_constraint on x first, so that each "
+    "device holds whole columns when it computes their norms."
+)
+HINT_AFFINE_ONE_DEVICE = (
+    "Everything ran on a single device: NumPy inputs are uncommitted and stay on the default "
+    "device unless the in_shardings of jax.jit say where each argument goes."
+)
+HINT_AFFINE_W_WHOLE = (
+    "Every device holds all of w: split its columns over 'model' (in_shardings entry "
+    "NamedSharding(mesh, P(None, 'model'))), and b the same way, P('model')."
+)
+HINT_EXPLICIT_COLUMNS = (
+    "The result's columns are not split over 'y' (its type shows no @y on the last "
+    "dimension): ask for out_sharding=NamedSharding(mesh, P('x', 'y'))."
+)
+HINT_NEEDS_OUT_SHARDING = (
+    "On an Explicit mesh JAX will not guess the sharding of a product whose contracted "
+    "dimension is split: pass out_sharding=... to jnp.dot (or jnp.einsum, jnp.matmul)."
+)
+HINT_SPEC_WITHOUT_MESH = (
+    "A bare PartitionSpec needs a mesh: wrap it as NamedSharding(mesh, spec), or run the code "
+    "under `with jax.set_mesh(mesh):`. Inside jax.jit, jax.typeof(x).sharding.mesh is the "
+    "mesh of x."
+)
+HINT_CONSTRAINT_ON_EXPLICIT = (
+    "with_sharding_constraint only accepts Auto mesh axes, and jax.make_mesh makes Explicit "
+    "ones. Build the mesh with jax.sharding.Mesh(jax.devices(), names), or on an Explicit mesh "
+    "use jax.reshard."
+)
+HINT_SHARDING_OF_TRACER = (
+    "Inside jax.jit an array is a tracer and has no .sharding: jax.typeof(x).sharding gives "
+    "its sharding (on an Explicit mesh), or build the mesh you need from jax.devices()."
+)
+HINT_COMMITTED_MISMATCH = (
+    "A committed argument (placed with device_put) has a sharding other than the in_shardings "
+    "of jax.jit, and jit does not move committed arrays: pass it uncommitted, or device_put it "
+    "to the expected sharding first."
+)
+HINT_COMMITTED_DEVICES = (
+    "Two committed arrays live on different devices and JAX will not move either: "
+    "jax.device_put one of them to where the other lives."
+)
+HINT_MIXED_MESHES = (
+    "Arrays on an Auto mesh and on an Explicit mesh (jax.make_mesh) cannot meet in one "
+    "operation: build every mesh the same way."
+)
+HINT_RETURN_JITTED = (
+    "Return the function that jax.jit(...) makes (it has .lower), not a plain Python function."
+)
+
+#: The errors JAX raises that are this lesson's, (pattern of the exception's text, hint).
+ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"Contracting dimensions are sharded"), HINT_NEEDS_OUT_SHARDING),
+    (re.compile(r"Using PartitionSpec when you are not under a mesh context|requires a "
+                r"non-empty mesh in context"), HINT_SPEC_WITHOUT_MESH),
+    (re.compile(r"can only refer to Auto axes"), HINT_CONSTRAINT_ON_EXPLICIT),
+    (re.compile(r"'sharding' attribute is not available on traced array"),
+     HINT_SHARDING_OF_TRACER),
+    (re.compile(r"Sharding passed to jit does not match the sharding"), HINT_COMMITTED_MISMATCH),
+    (re.compile(r"Received incompatible devices for jitted computation"), HINT_COMMITTED_DEVICES),
+    (re.compile(r"Mesh for all inputs should be equal"), HINT_MIXED_MESHES),
+    (re.compile(r"object has no attribute 'lower'"), HINT_RETURN_JITTED),
+)

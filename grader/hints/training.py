@@ -1,0 +1,56 @@
+"""Hints of lesson 5 (training): grader/public/training.py and grader/hidden/training.py."""
+
+from __future__ import annotations
+
+import re
+
+# --- hints: what the likely mistake is ----------------------------------------------------
+HINT_DP_GRADS_SUMMED = (
+    "The gradients are n times too large (n devices): they were summed over 'data' instead of "
+    "averaged. Inside shard_map, jax.grad with respect to parameters that arrive replicated "
+    "(in_specs P()) already sums their gradients over the devices, and a pmean of that sum "
+    "changes nothing. Make the parameters device-varying first, with "
+    "jax.lax.pcast(params, 'data', to='varying'), then pmean the gradients (and use pmean, "
+    "not psum)."
+)
+HINT_DP_FORGOT_PMEAN = (
+    "The gradients are those of the first device's rows alone: average the per-device "
+    "gradients over 'data' with jax.lax.pmean before returning them with out_specs=P()."
+)
+HINT_DP_ONE_DEVICE = (
+    "Everything ran on one device: the new parameters live on a single device and no "
+    "all-reduce was compiled. Put the batch on the mesh split by rows (NamedSharding(mesh, "
+    "P('data'))) and the parameters replicated (P()), for example with the in_shardings and "
+    "out_shardings of jax.jit."
+)
+HINT_DP_NOT_REPLICATED = (
+    "Every device must hold the whole of each new parameter: return them replicated, for "
+    "example with out_shardings=NamedSharding(mesh, P()) in jax.jit."
+)
+HINT_TP_FORGOT_PSUM = (
+    "The result is what the first 'model' block computes from its own hidden units: add up "
+    "the partial outputs of all blocks with jax.lax.psum(..., 'model') after the second matmul."
+)
+HINT_TP_ONE_ALL_REDUCE = (
+    "This tensor-parallel MLP needs exactly one all-reduce and no other communication: with w1 "
+    "split by columns (P(None, 'model')) and w2 by rows (P('model', None)), each device applies "
+    "relu to its own hidden units, and one psum over 'model' adds the partial outputs. Nothing "
+    "needs to be gathered."
+)
+HINT_TP_PSUM_AXIS = (
+    "The partial outputs differ along 'model', so the psum must be over 'model'; each 'data' "
+    "block keeps its own rows."
+)
+HINT_FSDP_GATHER_WEIGHTS = (
+    "FSDP moves weights, not activations: the compiled code should all-gather the row blocks "
+    "of w1 and w2 (in_specs P('data', None)), with jax.lax.all_gather(w, 'data', axis=0, "
+    "tiled=True) inside the shard_map, while x and the hidden activations stay where they are."
+)
+HINT_FSDP_GATHER_INSIDE = (
+    "No all_gather over 'data' is traced. If the weights enter shard_map replicated (in_specs "
+    "P()), jax.jit gathers them before the shard_map starts, out of your hands. Keep them "
+    "split (P('data', None)) and all_gather them inside, right where they are used."
+)
+
+#: The errors JAX raises that are this lesson's own: none beyond grader.hints.common's.
+ERRORS: tuple[tuple[re.Pattern[str], str], ...] = ()

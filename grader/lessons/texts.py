@@ -1,0 +1,99 @@
+"""What the lesson helpers of grader/lessons/ say: one section per helper, its templates
+named by what they say (``.format(...)`` fills them in)."""
+
+from __future__ import annotations
+
+# --- drawings of layouts (grader/lessons/drawing.py) --------------------------------------
+LAYOUT_SHAPE = "the array shape should be a tuple of whole numbers, such as (8, 4); got {shape!r}"
+LAYOUT_MESH = (
+    "the mesh should map each axis name to a size of at least 1, such as {{'x': 4, 'y': 2}}; "
+    "got {mesh!r}"
+)
+LAYOUT_SPEC_TYPE = (
+    "the spec should be a PartitionSpec or a tuple of entries, such as P('x', None); "
+    "got {spec!r}"
+)
+LAYOUT_SPEC_TOO_LONG = "the spec has {entries} entr{s} but the array has {rank} {dims}"
+LAYOUT_SPEC_ENTRY = "spec entry {entry!r} is not None, an axis name or a tuple of axis names"
+LAYOUT_UNKNOWN_AXIS = "mesh has no axis {axis!r} (axes: {axes})"
+LAYOUT_AXIS_TWICE = "axis {axis!r} is used twice: a mesh axis can split only one dimension"
+LAYOUT_UNEVEN = "dimension {dim} of size {size} does not split into {parts} blocks over {axes}"
+LAYOUT_DTYPE = "{dtype!r} is not a dtype that the drawing knows, such as 'float32' or 'int32'"
+LAYOUT_NOT_NAMED = (
+    "draw_layout draws arrays placed with a NamedSharding; this one has a {kind}: place it "
+    "with jax.device_put(x, NamedSharding(mesh, P(...))) first"
+)
+LAYOUT_TOO_MANY_PANELS = (
+    "the drawing shows one panel per block of dimension(s) {dims}, and this layout has {panels} "
+    "of them (at most {max} fit): split the leading dimensions over fewer devices"
+)
+
+# --- drawings of collectives (grader/lessons/collective_drawing.py) -----------------------
+MOVE_KIND = "there is no drawing of {kind!r}: choose one of {kinds}"
+MOVE_DEVICES = "a collective is drawn on 1 to {max} devices, not {n}"
+MOVE_STEP = "step {step} does not exist: {kind} on {n} devices has steps 0 to {last}"
+
+# --- drawings of a learner's shard_map (grader/lessons/shard_map_drawing.py) ---------------
+SHARD_MAP_OUTPUT = "draw_shard_map draws a function that returns one array; {name} returned {kind}"
+SHARD_MAP_TOO_BIG = (
+    "draw_shard_map draws small data: a device's block has {size} elements and at most {max} "
+    "fit in the drawing; pass a smaller array"
+)
+SHARD_MAP_INPUTS = (
+    "draw_shard_map got {specs} in_specs, so it needs {specs} inputs as a tuple, one per spec; "
+    "got {got}"
+)
+SHARD_MAP_NO_TRACE = "what moved is not drawn: {why}"
+SHARD_MAP_NOT_TRACED = "JAX could not differentiate {name} on a float copy of the data ({error})"
+SHARD_MAP_DIFFERS_ON_FLOATS = "{name} gives other values on a float copy of the data"
+
+# --- compiled-code inspector (grader/lessons/inspector.py) --------------------------------
+#: The footnote of the "bytes sent" column; {rules} is the rule of each collective of
+#: grader.lessons.hlo.RING_MODEL, "op rule; op rule; ...".
+RING_NOTE = (
+    "bytes sent: what each device sends if the collective runs as a ring over the n devices "
+    "of its group: {rules} (a model: XLA may choose another algorithm)"
+)
+
+# --- interactive explorers (grader/lessons/explorer.py) -----------------------------------
+EXPLORER_CANNOT = "Cannot lay this out: {why}"
+EXPLORER_SHAPE = (
+    "the array shape should be 1 to {max} whole numbers separated by commas, such as 8, 6 "
+    "(got {text!r})"
+)
+EXPLORER_SHAPE_RANGE = "each dimension of the array should be from 1 to {max} (got {size})"
+EXPLORER_AXIS_NAME = (
+    "mesh axis {i} needs a name that is a Python identifier, such as 'x' (got {name!r})"
+)
+EXPLORER_AXIS_TWICE = "two mesh axes are both named {name!r}: give each axis its own name"
+EXPLORER_TOO_MANY_DEVICES = "this mesh has {n} devices; the explorer draws meshes of up to {max}"
+EXPLORER_SPEC_GAP = (
+    "entry {i} of the spec is empty ({omit}) but a later entry is set: write None for a "
+    "dimension that is not split; only entries at the end may be left out"
+)
+EXPLORER_AXES_RANGE = "the explorer draws meshes of 1 to {max} axes, got {mesh}"
+EXPLORER_SPEC_RANGE = "the explorer shows specs of up to {max} entries, got {spec}"
+EXPLORER_UNKNOWN_KIND = "unknown collective {kind!r}; the explorer knows {kinds}"
+
+# --- processes of lesson 6 (grader/lessons/cluster.py) ------------------------------------
+MSG_CLUSTER_TOO_FEW = "processes and devices_per_process must be at least 1"
+MSG_CLUSTER_RAISED = "process {index} of {count} raised {type}: {message}"
+MSG_CLUSTER_ENDED = "process {index} of {count} ended without a result ({how})"
+MSG_CLUSTER_TIMEOUT = (
+    "{which} of {count} did not finish within {seconds:g} s, so all {count} processes were "
+    "stopped"
+)
+MSG_CLUSTER_OUTPUT = "the last lines process {index} wrote:\n{output}"
+MSG_CLUSTER_NOT_A_FUNCTION = (
+    "grader.lessons.cluster sends a function's source to each process: pass a function defined "
+    "with def, not a {kind}"
+)
+MSG_CLUSTER_CLOSURE = (
+    "{name} uses {names} from the function it is defined in, which cannot be sent to other "
+    "processes: define it at the top level of the notebook and pass data as arguments"
+)
+MSG_CLUSTER_UNSENDABLE = (
+    "{program} uses `{name}` from this notebook, a {kind} that cannot be sent to other "
+    "processes: pass it as an argument, or create it inside the function"
+)
+MSG_CLUSTER_MALFORMED = "malformed result: {error}"

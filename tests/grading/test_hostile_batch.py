@@ -1,0 +1,576 @@
+"""Grading a batch of broken, hostile and correct submissions, each named by its outcome.
+
+Every fixture in tests/submissions/ that is a ``.py`` file is graded on top of a correct
+notebook of the first five exercises of lesson 3 (from the example submission ``ada``): it
+redefines one function or adds a cell. So each one must cost exactly the exercise it targets
+and nothing else. The unreadable files
+of tests/submissions/unreadable/ (and two too large to keep in the repository, made here) are
+handed in next to that notebook too: each costs nothing but itself.
+
+The batch is graded by the command line in a process of its own, which reports its peak
+memory: a submission that prints hundreds of megabytes must not make the grader hold them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from markers import NEEDS_CGROUPS, NEEDS_THE_SANDBOX
+
+from grader import cases, course
+from grader import messages as msg
+from grader.course import EXERCISES
+from grader.devices import WORKER_ENV
+from grader.workers import confine, sandbox
+from grader.workers.sandbox import Limits
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "submissions"
+# The base every .py fixture is added to: a correct notebook of the exercises the fixtures
+# aim at, the first five of lesson 3 (example student ada's notebook, cut after ring_shift).
+# The later exercises of the lesson are not handed in, which keeps the batch quick.
+LESSON = "03_collectives"
+ADA = ROOT / "examples" / "submissions" / "ada" / f"{LESSON}.ipynb"
+BASE_EXERCISES = ("shard_map_psum", "pmap_scaled_sum", "distributed_dot", "pmean_update_step",
+                  "ring_shift")
+LIMITS = Limits(exercise=20, cell=20)
+
+# distributed_dot's tests of how it computes (its jaxpr and its compiled code), and what the
+# others, of its result, are worth.
+HOW_DOT_COMPUTES = {c.name for c in cases.for_exercise("distributed_dot")
+                    if c.judge.__qualname__.split(".")[0] in ("compiles_to", "runs_on_mesh")}
+DOT_RESULTS = sum(c.points for c in cases.for_exercise("distributed_dot")
+                  if c.name not in HOW_DOT_COMPUTES)
+# What shard_map_psum's tests of its result are worth (the others: how it computes).
+PSUM_RESULTS = sum(c.points for c in cases.for_exercise("shard_map_psum")
+                   if c.judge.__qualname__.split(".")[0] not in ("traces", "runs_on_mesh"))
+# fixture -> {exercise: (points, status)}; every exercise not listed must get full marks.
+OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
+    "exits-with-sys-exit-in-ring-shift": {"ring_shift": (0, "failed")},
+    "kills-its-process-in-ring-shift": {"ring_shift": (0, "crashed")},
+    "segfaults-in-distributed-dot": {"distributed_dot": (0, "crashed")},
+    "hangs-ignoring-signals-in-pmap-scaled-sum": {"pmap_scaled_sum": (0, "timeout")},
+    "hangs-in-a-top-level-cell": {},
+    "raises-keyboard-interrupt-in-ring-shift": {"ring_shift": (0, "failed")},
+    "patches-comparisons-with-wrong-dot": {"distributed_dot": (0, "failed")},
+    "returns-object-equal-to-everything-from-dot": {"distributed_dot": (0, "failed")},
+    "returns-one-row-instead-of-one-per-device": {"pmap_scaled_sum": (0, "failed")},
+    "prints-fake-reports-around-wrong-ring-shift": {"ring_shift": (0, "failed")},
+    "hard-codes-eight-devices-in-dot": {"distributed_dot": (2, "partial")},
+    "tries-to-change-the-device-count": {},
+    "forged-stdout-warnings-and-noise-all-correct": {},
+    "reuses-global-names-in-another-file-all-correct": {},
+    "allocates-without-bound-in-ring-shift": {"ring_shift": (0, "failed")},
+    "prints-hundreds-of-megabytes-all-correct": {},
+    "searches-frames-and-heap-for-expected-values-in-ring-shift": {"ring_shift": (0, "failed")},
+    "fakes-jax-to-describe-a-host-dot-as-distributed": {"distributed_dot": (DOT_RESULTS,
+                                                                          "partial")},
+    "fakes-compiled-text-in-jax-internals-for-a-host-dot": {"distributed_dot": (DOT_RESULTS,
+                                                                              "partial")},
+    "traces-a-decoy-psum-and-computes-the-dot-on-the-host": {"distributed_dot": (DOT_RESULTS,
+                                                                               "partial")},
+    "rewrites-replies-while-ring-shift-is-measured": {"ring_shift": (0, "failed")},
+    "switches-the-seal-off-to-fake-how-dot-computes": {"distributed_dot": (DOT_RESULTS,
+                                                                           "partial")},
+    "rewrites-the-workers-locals-with-a-trace-function-in-dot": {
+        "distributed_dot": (DOT_RESULTS, "partial")},
+    "traces-a-decoy-one-device-psum-and-sums-on-the-host": {"shard_map_psum": (PSUM_RESULTS,
+                                                                              "partial")},
+    "adds-a-psum-that-carries-nothing-to-a-replicated-dot": {"distributed_dot": (DOT_RESULTS,
+                                                                                 "partial")},
+    "hands-in-a-program-that-never-ends-for-dot": {"distributed_dot": (DOT_RESULTS,
+                                                                       "partial")},
+    "scales-a-replicated-dot-by-a-psum-of-ones": {"distributed_dot": (DOT_RESULTS,
+                                                                      "partial")},
+    "answers-for-its-worker-with-a-reply-bomb-and-nan-texts": {
+        "ring_shift": (0, "failed"), "pmean_update_step": (0, "failed")},
+    "answers-how-dot-computes-with-a-program-of-its-choosing": {
+        "distributed_dot": (DOT_RESULTS, "partial")},
+    "leaves-a-thread-rewriting-replies-so-nothing-is-measured": {
+        name: (0, "failed") for name in BASE_EXERCISES},
+}
+# fixture -> {exercise: what its message says}, and what the submission's problems say: the
+# reason a student reads.
+REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
+    "exits-with-sys-exit-in-ring-shift": ({"ring_shift": "`ring_shift` raised SystemExit"}, ()),
+    "kills-its-process-in-ring-shift": (
+        {"ring_shift": "the process running `ring_shift` on 8 device(s) ended"}, ()),
+    "segfaults-in-distributed-dot": ({"distributed_dot": "killed by signal SIGSEGV"}, ()),
+    "hangs-ignoring-signals-in-pmap-scaled-sum": ({"pmap_scaled_sum": "it took too long or hung"},
+                                                  ()),
+    "raises-keyboard-interrupt-in-ring-shift": (
+        {"ring_shift": "`ring_shift` raised KeyboardInterrupt"}, ()),
+    "patches-comparisons-with-wrong-dot": (
+        {"distributed_dot": "the result has the wrong values"},
+        ("grader.judge.difference", "numpy.allclose", "put back")),
+    "returns-object-equal-to-everything-from-dot": (
+        {"distributed_dot": "`distributed_dot` returned something the grader cannot read"}, ()),
+    "returns-one-row-instead-of-one-per-device": (
+        {"pmap_scaled_sum": "should have shape (8, 3)"}, ()),
+    "prints-fake-reports-around-wrong-ring-shift": (
+        {"ring_shift": "the result has the wrong values"}, ()),
+    "tries-to-change-the-device-count": ({}, ("jax_num_cpu_devices",)),
+    "answers-for-its-worker-with-a-reply-bomb-and-nan-texts": (
+        {"ring_shift": msg.MSG_REPLY_TOO_LARGE.format(what="over 4 MiB"),
+         "pmean_update_step": "`pmean_update_step` raised an error"}, ()),
+    "traces-a-decoy-one-device-psum-and-sums-on-the-host": (
+        {"shard_map_psum": "its result differs from the reference's"}, ()),
+    "adds-a-psum-that-carries-nothing-to-a-replicated-dot": (
+        {"distributed_dot": "so that all-reduce carries nothing"}, ()),
+    "hands-in-a-program-that-never-ends-for-dot": (
+        {"distributed_dot": msg.MSG_VERIFIER_TIME_UP.format(seconds=LIMITS.exercise)}, ()),
+    "searches-frames-and-heap-for-expected-values-in-ring-shift": (
+        {"ring_shift": "the result has the wrong values"}, ()),
+}
+# Fixtures only the sandbox makes harmless or harmless-looking: without bubblewrap they would
+# really plant hooks in the environment or leave processes behind, so they are not run.
+SANDBOX_ONLY: dict[str, dict[str, tuple[float, str]]] = {
+    "reads-solutions-and-hidden-tests-from-disk-all-correct": {},
+    "plants-startup-hooks-all-correct": {},
+    "starts-a-child-that-would-outlive-it-all-correct": {},
+    "writes-into-the-output-folder-all-correct": {},
+    "tries-root-escapes-from-the-sandbox-all-correct": {},
+}
+if sandbox.BWRAP:
+    OUTCOMES.update(SANDBOX_ONLY)
+# Fixtures only control groups make harmless to the rest of the batch: without them the
+# processes it starts are capped in number but not in their share of the CPU, and would slow
+# the other job slot down.
+CGROUPS_ONLY: dict[str, dict[str, tuple[float, str]]] = {
+    "starts-busy-processes-without-end-in-ring-shift": {"ring_shift": (0, "timeout")},
+}
+if confine.available():
+    OUTCOMES.update(CGROUPS_ONLY)
+
+# Unreadable files handed in as zz_<kind>.ipynb next to the correct notebook, each with the
+# reason the student reads. Each file, were it read, would define a wrong ring_shift.
+MIB = 2**20
+UNREADABLE = {
+    "binary-file-named-ipynb": "not UTF-8 text (invalid start byte at byte 0): a binary file, "
+                               "or another encoding",
+    "empty-file": "the file is empty, not a notebook",
+    "invalid-json": "not a valid notebook (invalid JSON: Expecting ',' delimiter: line 1 "
+                    "column 51 (char 50))",
+    "nbformat-3": "notebook format 3 is not supported (4 is): open it in Jupyter and save it "
+                  "again",
+    "fifty-mib-of-outputs": "larger than 20 MiB: clear its outputs (Edit > Clear Outputs of All "
+                            "Cells), save, and hand it in again",
+    "a-hundred-thousand-cells": "more than 2000 code cells: put the code in fewer cells",
+}
+WRONG_RING_SHIFT = "def ring_shift(x):\n    return x\n"
+
+
+def unreadable_student(kind: str) -> str:
+    return f"hands-in-{kind}-next-to-a-correct-notebook"
+
+
+def unreadable_file(kind: str) -> bytes:
+    """The bytes of an unreadable fixture: from tests/submissions/unreadable/, or made here."""
+    def code_cell(source: str, outputs: list) -> dict:
+        return {"cell_type": "code", "execution_count": None, "metadata": {},
+                "outputs": outputs, "source": source}
+
+    def notebook_bytes(cells: list) -> bytes:
+        return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                           "cells": cells}).encode()
+
+    if kind == "fifty-mib-of-outputs":
+        printed = {"output_type": "stream", "name": "stdout", "text": "x" * (50 * MIB)}
+        return notebook_bytes([code_cell(WRONG_RING_SHIFT, [printed])])
+    if kind == "a-hundred-thousand-cells":
+        return notebook_bytes([code_cell("pass", []) for _ in range(100_000)]
+                              + [code_cell(WRONG_RING_SHIFT, [])])
+    return (FIXTURES / "unreadable" / f"{kind}.ipynb").read_bytes()
+
+
+OUTCOMES.update({unreadable_student(kind): {} for kind in UNREADABLE})
+# Links to the reference solutions next to the correct notebook: never followed.
+LINKER = "links-to-the-reference-solutions-next-to-a-correct-notebook"
+OUTCOMES[LINKER] = {}
+
+def write_base(student: Path) -> None:
+    """Put the base notebook into the folder ``student``."""
+    notebook = json.loads(ADA.read_text())
+    sources = ["".join(c["source"]) for c in notebook["cells"]]
+    notebook["cells"] = notebook["cells"][:sources.index("check(ring_shift)") + 1]
+    student.mkdir(parents=True, exist_ok=True)
+    (student / ADA.name).write_text(json.dumps(notebook))
+
+
+# The batch is graded by `python -m grader grade`, in a process that reports its peak memory.
+PEAK_MEMORY = ROOT / "benchmarks" / "peak_memory.py"
+
+
+def grade_in_a_process(batch: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != WORKER_ENV}
+    return subprocess.run(
+        [sys.executable, str(PEAK_MEMORY), "grade", str(batch),
+         "--out", str(out), "--timeout", str(LIMITS.exercise), *options],
+        env=env, capture_output=True, text=True, timeout=3600,
+    )
+
+
+@pytest.fixture(scope="module")
+def batch_run(tmp_path_factory) -> SimpleNamespace:
+    """Grade every fixture, the solutions and the stubs in one batch, with 2 jobs; return
+    the folders, results.json's students, the log and the grader's peak memory."""
+    batch = tmp_path_factory.mktemp("batch")
+    unreadable = {unreadable_student(kind): kind for kind in UNREADABLE}
+    for name in OUTCOMES:
+        student = batch / name
+        write_base(student)
+        if name in unreadable:
+            kind = unreadable[name]
+            (student / f"zz_{kind}.ipynb").write_bytes(unreadable_file(kind))
+        elif name == LINKER:
+            (student / "zz_01_sharding.ipynb").symlink_to(course.SOLUTIONS / "01_sharding.ipynb")
+            (student / "zz_solutions").symlink_to(course.SOLUTIONS, target_is_directory=True)
+        else:
+            shutil.copy(FIXTURES / f"{name}.py", student / f"zz_{name}.py")
+    for notebook in FIXTURES.glob("*.ipynb"):
+        shutil.copy(notebook, batch / notebook.name)
+    shutil.copytree(course.SOLUTIONS, batch / "reference-solutions")
+    shutil.copytree(course.EXERCISE_NOTEBOOKS, batch / "untouched-stubs")
+    out = tmp_path_factory.mktemp("out")
+    done = grade_in_a_process(batch, out, "--jobs", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    peak = [line for line in done.stderr.splitlines() if line.startswith("peak-rss-kib")]
+    return SimpleNamespace(
+        batch=batch, out=out, log=done.stderr, peak_bytes=int(peak[-1].split()[1]) * 1024,
+        students=json.loads((out / "results.json").read_text())["students"],
+    )
+
+
+@pytest.fixture(scope="module")
+def graded(batch_run) -> dict:
+    """results.json's students."""
+    return batch_run.students
+
+
+def max_points(exercise: str) -> float:
+    return sum(c.points for c in cases.for_exercise(exercise))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", [
+    pytest.param(name, marks=[NEEDS_THE_SANDBOX] if name in SANDBOX_ONLY else
+                 [NEEDS_CGROUPS] if name in CGROUPS_ONLY else [])
+    for name in sorted({**OUTCOMES, **SANDBOX_ONLY, **CGROUPS_ONLY})])
+def test_each_fixture_costs_exactly_its_exercise(graded, fixture):
+    """Does a crash, hang, exit, patch or forgery cost its own exercise and nothing else?"""
+    exercises = graded[fixture]["exercises"]
+    for exercise in (e for e in EXERCISES if e.lesson == LESSON):
+        got = exercises[exercise.name]
+        if exercise.name in BASE_EXERCISES:
+            full = (max_points(exercise.name), "passed")
+            points, status = OUTCOMES[fixture].get(exercise.name, full)
+        else:
+            points, status = 0, "not found"
+        assert (got["points"], got["status"]) == (points, status), (exercise.name, got["message"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fixture", sorted(REASONS))
+def test_each_fixture_is_told_why(graded, fixture):
+    """Does the student read the reason: in the message of the exercise it cost, and in the
+    problems of the submission when it changed what the grader measures with?"""
+    messages, problems = REASONS[fixture]
+    student = graded[fixture]
+    for exercise, reason in messages.items():
+        assert reason in student["exercises"][exercise]["message"], student["exercises"][exercise]
+    for reason in problems:
+        assert any(reason in p for p in student["problems"]), student["problems"]
+
+
+@pytest.mark.slow
+@NEEDS_THE_SANDBOX
+def test_the_sandbox_leaves_no_hook_and_no_process_behind(graded):
+    """After hostile submissions ran, is every start-up hook absent and every process gone?"""
+    import site
+    import sys
+
+    for folder in [*map(Path, site.getsitepackages()), Path(sys.prefix)]:
+        for name in ("sitecustomize.py", "usercustomize.py", "zz-planted-by-a-submission.pth"):
+            assert not (folder / name).exists()
+    assert not (ROOT / "grader" / "zz_planted_by_a_submission.py").exists()
+    marker = b"orphan-marker-5b1e"
+    alive = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and marker in (proc / "cmdline").read_bytes():
+                alive.append(proc.name)
+        except OSError:
+            pass
+    assert alive == []
+
+
+@pytest.mark.slow
+def test_a_memory_hog_is_stopped_by_the_cap(graded):
+    """Does unbounded allocation end in a MemoryError for that exercise only?"""
+    ring = graded["allocates-without-bound-in-ring-shift"]["exercises"]["ring_shift"]
+    assert "MemoryError" in ring["message"]
+
+
+@pytest.mark.slow
+def test_printing_hundreds_of_megabytes_leaves_the_grader_small(batch_run, graded):
+    """A submission printed 400 MiB in each of its workers and 64 MiB per call of ring_shift,
+    another answered for its worker with 60 MiB of empty dicts per test of ring_shift: does
+    the grader's own peak memory over the whole batch stay below 400 MiB, with the first
+    submission graded in full?"""
+    printer = graded["prints-hundreds-of-megabytes-all-correct"]
+    assert printer["problems"] == []
+    assert batch_run.peak_bytes < 400 * MIB, batch_run.peak_bytes / MIB
+
+
+@pytest.mark.slow
+def test_unreadable_files_cost_only_themselves_with_their_reason(batch_run, graded):
+    """Is each unreadable file next to a correct notebook the student's one problem, with its
+    reason, in results.json and in the feedback, while the notebook is graded in full?"""
+    for kind, reason in UNREADABLE.items():
+        name = unreadable_student(kind)
+        problem = f"zz_{kind}.ipynb: {reason}; nothing in it was graded"
+        assert graded[name]["problems"] == [problem]
+        assert f"- {problem}" in (batch_run.out / "feedback" / f"{name}.md").read_text()
+
+
+@pytest.mark.slow
+def test_links_to_the_reference_solutions_are_not_followed(graded):
+    """Do links to a solutions notebook and to the solutions folder earn nothing, each
+    reported, while the student's own notebook is graded in full?"""
+    student = graded[LINKER]
+    link = "a symbolic link, which the grader does not follow: hand in the file itself, not a link"
+    assert student["problems"] == [f"{name}: {link}; nothing in it was graded"
+                                   for name in ("zz_01_sharding.ipynb", "zz_solutions")]
+    lesson1 = [e.name for e in EXERCISES if e.lesson == "01_sharding"]
+    assert {student["exercises"][name]["status"] for name in lesson1} == {"not found"}
+
+
+@pytest.mark.slow
+@NEEDS_THE_SANDBOX
+def test_the_sandbox_keeps_a_submission_out_of_the_output_folder(batch_run, graded):
+    """A submission wrote into the output folder it found on the sandbox's command line: is
+    the real one untouched (nothing planted, no forged row, no stored result to restore)?"""
+    out = batch_run.out
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".results", "feedback", "gradebook.csv", "results.json", "summary.md", "summary.png"]
+    assert not (batch_run.batch / "planted-by-a-submission.txt").exists()
+    rows = (out / "gradebook.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in rows[1:]] == sorted(graded)
+    assert "changed while the batch was graded" not in batch_run.log
+    for name, result in graded.items():
+        assert json.loads((out / ".results" / f"{name}.json").read_text())["result"] == result
+
+
+@pytest.mark.slow
+def test_without_the_sandbox_writes_into_the_output_folder_are_undone(tmp_path):
+    """Without the sandbox a submission can write into the output folder: are the gradebook
+    and results.json it forged replaced, and the stored result it forged for another student
+    (fingerprint kept, full marks) written again from the grader's own, with a warning, so
+    that the next run reuses the true results? (The file it planted stays: see the README.)"""
+    writer = "writes-into-the-output-folder-all-correct"
+    batch = tmp_path / "class"
+    for name in ("ada", writer):
+        write_base(batch / name)
+    shutil.copy(FIXTURES / f"{writer}.py", batch / writer / f"zz_{writer}.py")
+    out = tmp_path / "out"
+    first = grade_in_a_process(batch, out, "--jobs", "1", "--no-sandbox")
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "warning: the stored results of ada changed while the batch was graded" in (
+        first.stderr)
+    students = json.loads((out / "results.json").read_text())["students"]
+    base = sum(max_points(name) for name in BASE_EXERCISES)
+    assert {name: s["total"] for name, s in students.items()} == {"ada": base, writer: base}
+    rows = (out / "gradebook.csv").read_text().splitlines()
+    assert [row.split(",")[0] for row in rows[1:]] == ["ada", writer]
+    for name, result in students.items():
+        assert json.loads((out / ".results" / f"{name}.json").read_text())["result"] == result
+    assert (out / "planted-by-a-submission.txt").read_text() == "owned\n"
+
+    second = grade_in_a_process(batch, out, "--jobs", "1", "--no-sandbox")
+    assert second.returncode == 0, second.stderr[-3000:]
+    verbs = [line.split()[0] for line in second.stderr.splitlines()
+             if line.startswith(("kept ", "graded "))]
+    assert verbs == ["kept", "kept"]
+    assert json.loads((out / "results.json").read_text())["students"] == students
+
+
+@pytest.mark.slow
+def test_solutions_score_full_marks_and_stubs_zero(graded):
+    """Do the reference solutions pass every hidden test, and the generated stubs none?"""
+    solved, stubs = graded["reference-solutions"], graded["untouched-stubs"]
+    assert solved["total"] == solved["max_total"] == sum(c.points for c in cases.load())
+    assert stubs["total"] == 0
+    assert {e["status"] for e in stubs["exercises"].values()} == {"not attempted"}
+
+
+@pytest.mark.slow
+def test_a_hang_in_a_cell_skips_that_cell_only(graded):
+    """Is a never-ending top-level cell reported and skipped, the rest still graded?"""
+    problems = graded["hangs-in-a-top-level-cell"]["problems"]
+    assert any("did not finish within 20 s" in p for p in problems), problems
+
+
+@pytest.mark.slow
+def test_timeouts_and_crashes_say_what_happened(graded):
+    """Does the feedback name the reason: a time limit, a signal, an exit code?"""
+    hang = graded["hangs-ignoring-signals-in-pmap-scaled-sum"]["exercises"]["pmap_scaled_sum"]
+    assert "stopped after 20 s" in hang["message"]
+    segfault = graded["segfaults-in-distributed-dot"]["exercises"]["distributed_dot"]
+    assert "SIGSEGV" in segfault["message"]
+    exit_ = graded["exits-with-sys-exit-in-ring-shift"]["exercises"]["ring_shift"]
+    assert "SystemExit" in exit_["message"]
+
+
+@pytest.mark.slow
+def test_hard_coded_device_count_gets_the_device_count_hint(graded):
+    """Is a solution that only works on 8 devices told so?"""
+    dot = graded["hard-codes-eight-devices-in-dot"]["exercises"]["distributed_dot"]
+    failed = [t for t in dot["tests"] if t["status"] != "passed"]
+    assert failed and all(t["devices"] == [2] for t in failed)
+    assert "fixed number of devices" in dot["hint"]
+
+
+@pytest.mark.slow
+def test_a_scalar_does_not_pass_for_one_row_per_device(graded):
+    """Does broadcasting fail the shape check, with the per-device hint?"""
+    result = graded["returns-one-row-instead-of-one-per-device"]["exercises"]["pmap_scaled_sum"]
+    assert "shape" in result["message"]
+    assert "one row per device" in result["hint"]
+
+
+@pytest.mark.slow
+def test_magics_and_cell_magics_do_not_break_a_notebook(graded):
+    """Do %magics and ! lines do nothing, while a %%time cell still defines its function?"""
+    student = graded["magics-shell-lines-and-cell-magics-around-psum"]
+    assert student["problems"] == []
+    psum = student["exercises"]["shard_map_psum"]
+    assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
+    assert student["exercises"]["ring_shift"]["status"] == "not found"
+
+
+@pytest.mark.slow
+def test_how_a_function_computes_is_measured_outside_the_submission(graded):
+    """Does a patch of JAX's private executable class, which the seal does not cover, fail
+    to describe a host dot as compiling to an all-reduce (the program is compiled by the
+    verifier), while the dot's values still count?"""
+    student = graded["fakes-compiled-text-in-jax-internals-for-a-host-dot"]
+    tests = student["exercises"]["distributed_dot"]["tests"]
+    failed = {t["test"] for t in tests if t["status"] != "passed"}
+    assert failed == HOW_DOT_COMPUTES
+    assert student["problems"] == []
+
+
+@pytest.mark.slow
+def test_a_decoy_program_is_told_apart_by_running_it_on_new_inputs(graded):
+    """Does a function that hands jax.jit a decoy (a shard_map whose psum adds the wrong
+    numbers) while computing its values on the host lose exactly the tests of how it
+    computes, each saying that its program does not compute what the exercise asks?"""
+    student = graded["traces-a-decoy-psum-and-computes-the-dot-on-the-host"]
+    tests = student["exercises"]["distributed_dot"]["tests"]
+    failed = {t["test"]: t["message"] for t in tests if t["status"] != "passed"}
+    assert set(failed) == HOW_DOT_COMPUTES
+    why = msg.MSG_DIFFERS.format(name="distributed_dot",
+                                 why="its result differs from the reference's")
+    assert set(failed.values()) == {why}
+
+
+@pytest.mark.slow
+def test_a_reply_written_in_the_workers_place_counts_only_as_a_verifier_measured_it(graded):
+    """A submission that answers its hidden tests of how it computes in its worker's place:
+    does a measurement it made up fail as forged, and a program of its own choosing fail
+    because it does not compute the dot (the public test, not answered, fails as traced)?"""
+    student = graded["answers-how-dot-computes-with-a-program-of-its-choosing"]
+    tests = student["exercises"]["distributed_dot"]["tests"]
+    failed = {t["test"]: t["message"] for t in tests if t["status"] != "passed"}
+    assert set(failed) == HOW_DOT_COMPUTES
+    assert failed["shard_map_over_every_device"] == msg.MSG_UNVERIFIED.format(
+        name="distributed_dot", why="it claims to be verified")
+    assert failed["all_reduces_on_every_device_count"] == msg.MSG_DIFFERS.format(
+        name="distributed_dot", why="its result differs from the reference's")
+
+
+@pytest.mark.slow
+def test_jax_rebound_by_a_submission_is_put_back_before_measuring(graded):
+    """Do fakes of jax.jit and jax.make_jaxpr fail to describe a host computation as a
+    shard_map with an all-reduce, with the change named in the feedback?"""
+    student = graded["fakes-jax-to-describe-a-host-dot-as-distributed"]
+    failed = {t["test"] for t in student["exercises"]["distributed_dot"]["tests"]
+              if t["status"] != "passed"}
+    assert failed == HOW_DOT_COMPUTES
+    [problem] = student["problems"]
+    assert "jax.jit" in problem and "jax.make_jaxpr" in problem and "put back" in problem
+
+
+@pytest.mark.slow
+def test_a_change_made_while_measured_voids_the_measurement(graded):
+    """Does a function that replaces json.dumps (the worker's replies) when called lose every
+    test, with the reason, instead of turning failures into passes?"""
+    ring = graded["rewrites-replies-while-ring-shift-is-measured"]["exercises"]["ring_shift"]
+    for test in ring["tests"]:
+        assert test["status"] == "failed"
+        assert "while it was measured (json.dumps)" in test["message"], test["message"]
+
+
+@pytest.mark.slow
+def test_switching_the_seal_off_is_undone_and_named(graded):
+    """Are a no-op restore (on the class and as swapped code), a wrapped probe, a rewritten
+    table of opcodes and rewritten judges all put back, so that only the dot's results
+    count, and named in the feedback?"""
+    student = graded["switches-the-seal-off-to-fake-how-dot-computes"]
+    failed = {t["test"] for t in student["exercises"]["distributed_dot"]["tests"]
+              if t["status"] != "passed"}
+    assert failed == HOW_DOT_COMPUTES
+    [problem] = student["problems"]
+    for changed in ("grader.workers.seal.Seal.restore", "grader.workers.worker.Worker.probe",
+                    "grader.probes._OPCODE", "put back"):
+        assert changed in problem, problem
+
+
+@pytest.mark.slow
+def test_a_trace_function_cannot_be_set(graded):
+    """Does a cell that would set a trace function on the worker's serving frame fail (the
+    worker has no sys.settrace), its fakes of JAX put back?"""
+    student = graded["rewrites-the-workers-locals-with-a-trace-function-in-dot"]
+    assert [p for p in student["problems"] if "settrace" in p] == [
+        "zz_rewrites-the-workers-locals-with-a-trace-function-in-dot.py raised AttributeError: "
+        "module 'sys' has no attribute 'settrace'"]
+
+
+@pytest.mark.slow
+def test_a_thread_left_running_stops_every_measurement_with_the_reason(graded):
+    """While a thread the submission started still runs, is every test failed with the
+    reason, rather than measured while the thread changes the grader?"""
+    student = graded["leaves-a-thread-rewriting-replies-so-nothing-is-measured"]
+    for name in BASE_EXERCISES:
+        for test in student["exercises"][name]["tests"]:
+            assert test["status"] == "failed"
+            assert "left 1 thread(s) running" in test["message"], test["message"]
+
+
+@pytest.mark.slow
+def test_a_syntax_error_costs_only_the_function_of_its_cell(graded):
+    """Does a cell that does not compile cost its function, with the line in the reason,
+    while the cells before it still count?"""
+    student = graded["has-a-syntax-error-in-the-ring-shift-cell"]
+    [problem] = student["problems"]
+    assert "SyntaxError" in problem and "line 1" in problem, problem
+    psum = student["exercises"]["shard_map_psum"]
+    assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
+    ring = student["exercises"]["ring_shift"]
+    assert (ring["points"], ring["status"]) == (0, "not found")
+
+
+@pytest.mark.slow
+def test_check_calls_left_in_a_notebook_do_nothing(graded):
+    """Are check() calls inert in the grader (a call that would raise does not)?"""
+    student = graded["leaves-check-calls-on-a-missing-function"]
+    assert len(student["problems"]) == 1 and "NameError" in student["problems"][0]
+    assert student["total"] == 0
+    assert student["exercises"]["ring_shift"]["message"].startswith("not found")

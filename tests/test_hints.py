@@ -1,0 +1,112 @@
+"""grader.hints.ERROR_HINTS: the errors JAX raises for the usual mistakes, first match wins.
+
+Each entry gets a sample text written from its pattern (the gist of the message JAX, or
+grader.lessons.cluster, gives); every entry must give its hint for its sample, so that no
+entry is shadowed by one before it.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from grader import hints
+from grader.hints import collectives, common, jit_sharding, multiprocess, prng
+from grader.lessons import texts
+
+LESSONS = (common, collectives, jit_sharding, prng, multiprocess)
+
+#: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
+SAMPLES = {
+    "HINT_ROW_SUMS_REPLICATE_Y": (
+        "shard_map applied to the function 'row_sums' was given out_specs which require "
+        "replication which can't be statically inferred given the mesh: out_specs is P('x') "
+        "which implies that the corresponding output value is replicated across mesh axis "
+        "'y', but could not infer replication over any axes"),
+    "HINT_NOT_REPLICATED": (
+        "out_specs is P() which implies that the corresponding output value is replicated "
+        "across mesh axis 'data', but could not infer replication over any axes"),
+    "HINT_AXIS_NAME": "unbound axis name: model",
+    "HINT_RESHARD": (
+        "shard_map in_specs P('data',) for argument x does not match the specs of the input "
+        "P(None,)"),
+    "HINT_DEVICES_SET_TOO_LATE": (
+        "jax_num_cpu_devices config should be updated before backends are initialized"),
+    "HINT_PMAP_INPUT": "sharding for _internal_pmap_axis_name is invalid",
+    "HINT_PMAP_SQUEEZE": (
+        "cannot select an axis to squeeze out which has size not equal to one, got "
+        "shape=(16, 3) and dimensions=(0,)"),
+    "HINT_SPEC_TOO_LONG": "PartitionSpec P('x', None, 'y') is only valid for values of rank at "
+                          "least 3",
+    "HINT_DOES_NOT_DIVIDE": (
+        "the sharding implies that array axis 0 is partitioned 8 times, but the dimension size "
+        "is 6"),
+    "HINT_DEVICE_COUNT": "the mesh needs 8 devices but only 4 are there",
+    "HINT_KEY_BLOCK": (
+        "normal accepts a single key, but was given a key array of shape (1,) != (). Use "
+        "jax.vmap for batching."),
+    "HINT_NEEDS_OUT_SHARDING": (
+        "Contracting dimensions are sharded and it is ambiguous how the output should be "
+        "sharded"),
+    "HINT_SPEC_WITHOUT_MESH": (
+        "Using PartitionSpec when you are not under a mesh context is not allowed"),
+    "HINT_CONSTRAINT_ON_EXPLICIT": (
+        "PartitionSpec passed to with_sharding_constraint can only refer to Auto axes"),
+    "HINT_SHARDING_OF_TRACER": (
+        "The 'sharding' attribute is not available on traced array with shape float32[8]"),
+    "HINT_COMMITTED_MISMATCH": (
+        "Sharding passed to jit does not match the sharding on the respective arg"),
+    "HINT_COMMITTED_DEVICES": (
+        "Received incompatible devices for jitted computation. Got argument x with device ids "
+        "[0] and argument y with device ids [1]"),
+    "HINT_MIXED_MESHES": "Mesh for all inputs should be equal",
+    "HINT_RETURN_JITTED": "'function' object has no attribute 'lower'",
+    "HINT_SCATTER_TILED": (
+        "reduce_scatter operand scatter dimension size 8 must match shard count 4"),
+    "HINT_OUT_SPECS_RANK": (
+        "shard_map applied to the function 'f' was given an out_specs entry which is too long "
+        "to be compatible with the corresponding output value from the function"),
+    "HINT_A2A_AXES": (
+        "all_to_all split_axis 0 of the operand has to be divisible by the size of the named "
+        "axis data"),
+    "HINT_FETCH_NON_ADDRESSABLE": (
+        "Fetching value for `jax.Array` that spans non-addressable (non process local) devices "
+        "is not possible"),
+    "HINT_DEVICE_PUT_PER_PROCESS": (
+        "The value passed to device_put is not the same on each process"),
+    "HINT_PROCESSES_DIVERGED": texts.MSG_CLUSTER_TIMEOUT.format(
+        which="process 1", count=2, seconds=60),
+}
+
+
+def name_of(hint: str) -> str:
+    """The name of a hint text in the hints modules."""
+    return next(name for lesson in LESSONS for name, value in vars(lesson).items()
+                if name.startswith("HINT_") and value == hint)
+
+
+@pytest.mark.parametrize("index", range(len(hints.ERROR_HINTS)),
+                         ids=[name_of(hint) for _, hint in hints.ERROR_HINTS])
+def test_every_error_hint_is_reached_by_a_message_of_its_own(index):
+    """Does each entry's sample match its pattern, and give its hint (no entry before it
+    matches the sample first)?"""
+    pattern, hint = hints.ERROR_HINTS[index]
+    sample = SAMPLES[name_of(hint)]
+    assert pattern.search(sample)
+    assert hints.error_hint(sample) == hint
+
+
+def test_every_sample_belongs_to_an_entry():
+    assert sorted(SAMPLES) == sorted(name_of(hint) for _, hint in hints.ERROR_HINTS)
+
+
+def test_row_sums_replication_comes_before_the_general_one():
+    """The error of row_sums matches the general 'out_specs.*replicat' pattern as well: the
+    entry that names axis 'y' must be the one that answers."""
+    sample = SAMPLES["HINT_ROW_SUMS_REPLICATE_Y"]
+    assert any(pattern.search(sample) for pattern, hint in common.ERRORS
+               if hint == common.HINT_NOT_REPLICATED)
+    assert hints.error_hint(sample) == collectives.HINT_ROW_SUMS_REPLICATE_Y
+
+
+def test_an_unknown_error_has_no_hint():
+    assert hints.error_hint("ZeroDivisionError: division by zero") is None
