@@ -184,7 +184,9 @@ def _usable(base: Path, v2: bool, capped: bool) -> bool:
                     except OSError:
                         if controller == "pids":
                             raise
-        probe.mkdir()
+        # One of this name left behind can only be a killed process's of the same pid, which
+        # the sweep spares (the pid is alive: it is ours): not a reason to go without groups.
+        probe.mkdir(exist_ok=True)
     except OSError:
         return False
     try:

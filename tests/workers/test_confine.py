@@ -112,3 +112,13 @@ def test_a_group_is_joined_before_its_command_runs(tmp_path):
     pid, args = done.stdout.strip().split(" ", 1)
     assert args == "a b c"
     assert [(f / "cgroup.procs").read_text().strip() for f in folders] == [pid, pid]
+
+
+def test_a_probe_left_by_a_killed_process_of_the_same_pid_does_not_hide_the_groups(tmp_path):
+    """A grader killed while it probed for control groups leaves its probe group behind; the
+    sweep spares it once a new grader has that pid. Does the new grader still find a place
+    where groups can be made, instead of grading without them?"""
+    left = tmp_path / f"jax-course-grader-{os.getpid()}-probe"
+    left.mkdir()
+    (left / "cgroup.procs").write_text("")  # a group folder has its files
+    assert confine._usable(tmp_path, v2=False, capped=False)
