@@ -34,6 +34,3 @@ class Newest(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._values)
-
-    def clear(self) -> None:
-        self._values.clear()
