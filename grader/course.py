@@ -18,6 +18,9 @@ ROOT = PACKAGE.parent
 #: The reference solutions, and the student notebooks generated from them.
 SOLUTIONS = ROOT / "solutions"
 EXERCISE_NOTEBOOKS = ROOT / "exercises"
+#: The lessons, and the notebook ``make lab`` opens on, which lists them.
+LESSON_NOTEBOOKS = ROOT / "notebooks"
+LANDING = ROOT / "start_here.ipynb"
 
 #: Device counts a hidden test of an "all devices" exercise runs on, the default first.
 ALL_DEVICE_COUNTS = (DEFAULT_DEVICES, 2)

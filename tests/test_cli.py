@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -261,6 +262,22 @@ def test_help_exits_zero_and_lists_the_verbs():
         assert verb in done.stdout
 
 
+def long_options(text: str) -> set[str]:
+    return set(re.findall(r"--[a-z][a-z-]*", text)) - {"--help"}
+
+
+@pytest.mark.parametrize("verb", ["grade", "merge"])
+def test_the_readme_synopsis_gives_exactly_the_options_of_the_command(verb):
+    """Does the README's synopsis of `grade` and `merge` name every option their --help
+    lists, and no other?"""
+    readme = (ROOT / "README.md").read_text()
+    (synopsis,) = re.findall(rf"^ *\.venv/bin/python -m grader {verb} .*?(?=\n *\.venv|\n *```)",
+                             readme, re.M | re.S)
+    done = grader(verb, "--help")
+    usage = done.stdout.split("\n\n", 1)[0]
+    assert long_options(synopsis) == long_options(usage)
+
+
 def test_grade_help_lists_its_options():
     """Does `grade --help` describe --out, --jobs and --timeout and exit 0?"""
     done = grader("grade", "--help")
@@ -324,6 +341,9 @@ def test_off_a_terminal_each_student_is_one_line_and_the_summary_is_written(exam
     lines = sorted(line for line in done.stderr.splitlines() if line.startswith("graded "))
     assert [line.split()[1] for line in lines] == ["ada:", "ben:", "cy:"]
     assert sorted(line.rsplit(" ", 1)[1] for line in lines) == ["[1/3]", "[2/3]", "[3/3]"]
+    # the README quotes ada's line: her points and the course's total must be these
+    (quoted,) = re.findall(r"`(graded ada: \S+) \[\d/3\]`", (ROOT / "README.md").read_text())
+    assert quoted == lines[0].rsplit(" ", 1)[0]
     assert "most failed (of the students who handed the exercise in):" in done.stdout
     assert (out / "summary.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
     assert "| `ring_shift` |" in (out / "summary.md").read_text()

@@ -1,35 +1,119 @@
-"""Set-up: one list of dependencies in two files, the pinned JAX, the documented commands."""
+"""Set-up: one list of dependencies, locked once for every supported Python, installed as
+locked; the Pythons make accepts; the pinned JAX; the documented commands."""
 
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import sys
 import tomllib
-from importlib.metadata import version
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import pytest
 import yaml
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text())
+MAKEFILE = (ROOT / "Makefile").read_text()
+#: The uv of this environment (pyproject's dev extra): it reads the lock as `make` does.
+UV = Path(sys.executable).parent / "uv"
+#: How `make lock` exports the lock for the conda route.
+EXPORT = ["export", "--frozen", "--no-hashes", "--no-emit-project"]
 
 
-def conda_pip_entries() -> list[str]:
-    return next(d["pip"] for d in ENVIRONMENT["dependencies"] if isinstance(d, dict))
+def make_variable(name: str) -> str:
+    (value,) = re.findall(rf"^{name} := (.*)$", MAKEFILE, re.M)
+    return value.strip()
 
 
-def test_environment_yml_lists_exactly_the_pyproject_dependencies():
-    """Does the conda route install the same packages as pip (plus the course itself)?"""
-    pip = conda_pip_entries()
-    assert "-e ." in pip
-    assert sorted(e for e in pip if e != "-e .") == sorted(PYPROJECT["project"]["dependencies"])
+SUPPORTED = make_variable("SUPPORTED").split()
 
 
-def test_environment_yml_uses_conda_forge_and_the_same_python():
-    """Is the conda Python the one pyproject.toml requires?"""
+def uv(*args: str) -> subprocess.CompletedProcess:
+    if not UV.exists():
+        pytest.fail(f"{UV} is missing: install the dev extra (make installs it)", pytrace=False)
+    env = os.environ | {"UV_PYTHON_DOWNLOADS": "never", "UV_NO_PROGRESS": "1"}
+    return subprocess.run([str(UV), *args], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_make_supports_the_pythons_pyproject_allows():
+    """Are make's SUPPORTED versions exactly the minor versions pyproject's requires-python
+    admits (3.10 and 3.14 refused), listed in its classifiers, with ruff's target the
+    oldest?"""
+    allowed = SpecifierSet(PYPROJECT["project"]["requires-python"])
+    admitted = [f"3.{minor}" for minor in range(6, 20) if f"3.{minor}.0" in allowed]
+    assert sorted(SUPPORTED, key=lambda v: int(v.split(".")[1])) == admitted
+    classifiers = [c.rsplit(" :: ", 1)[1] for c in PYPROJECT["project"]["classifiers"]
+                   if c.startswith("Programming Language :: Python :: 3.")]
+    assert sorted(classifiers) == sorted(SUPPORTED)
+    assert PYPROJECT["tool"]["ruff"]["target-version"] == "py" + admitted[0].replace(".", "")
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" in SUPPORTED
+
+
+def test_the_lock_agrees_with_pyproject():
+    """Does uv find uv.lock up to date with pyproject.toml (a dependency added, removed or
+    re-pinned without `make lock` fails here), without asking the network?"""
+    done = uv("lock", "--check", "--offline")
+    assert done.returncode == 0, done.stderr
+
+
+def test_requirements_txt_is_the_lock_exported():
+    """Is requirements.txt, which the conda route installs, exactly what `make lock` exports
+    from uv.lock?"""
+    done = uv(*EXPORT)
+    assert done.returncode == 0, done.stderr
+    body = [line for line in done.stdout.splitlines() if not line.startswith("#")]
+    committed = (ROOT / "requirements.txt").read_text().splitlines()
+    assert [line for line in committed if not line.startswith("#")] == body
+
+
+def test_environment_yml_installs_the_lock_on_a_supported_python():
+    """Does the conda route take a supported Python from conda-forge, then the exported lock
+    and the course itself, and nothing else?"""
     assert ENVIRONMENT["channels"] == ["conda-forge"]
     conda = [d for d in ENVIRONMENT["dependencies"] if isinstance(d, str)]
-    assert "python=3.11" in conda and "pip" in conda
-    assert PYPROJECT["project"]["requires-python"] == ">=3.11,<3.12"
+    pythons = [d.split("=", 1)[1] for d in conda if d.startswith("python=")]
+    assert len(pythons) == 1 and pythons[0] in SUPPORTED
+    assert "pip" in conda
+    pip = next(d["pip"] for d in ENVIRONMENT["dependencies"] if isinstance(d, dict))
+    assert pip == ["-r requirements.txt", "-e ."]
+
+
+def test_this_environment_holds_exactly_the_locked_versions():
+    """Is every package the lock gives this Python (dev extra included) installed at the
+    locked version: what make installed is what CI tested?"""
+    done = uv(*EXPORT, "--extra", "dev")
+    assert done.returncode == 0, done.stderr
+    wrong = []
+    for line in done.stdout.splitlines():
+        if not line.strip() or line.startswith(("#", " ")):
+            continue
+        requirement = Requirement(line)
+        if requirement.marker is not None and not requirement.marker.evaluate():
+            continue
+        (locked,) = [s.version for s in requirement.specifier]
+        try:
+            installed = version(requirement.name)
+        except PackageNotFoundError:
+            installed = None
+        if installed != locked:
+            wrong.append(f"{requirement.name}: locked {locked}, installed {installed}")
+    assert wrong == []
+
+
+def test_make_fetches_the_uv_the_dev_extra_pins():
+    """Is the uv that make bootstraps the version pyproject's dev extra (and so the lock)
+    holds?"""
+    pins = [Requirement(d) for d in PYPROJECT["project"]["optional-dependencies"]["dev"]]
+    (pinned,) = [str(r.specifier) for r in pins if r.name == "uv"]
+    assert pinned == "==" + make_variable("UV_VERSION")
 
 
 def test_the_installed_jax_is_the_pinned_one():
@@ -41,9 +125,90 @@ def test_the_installed_jax_is_the_pinned_one():
 def test_readme_quick_start_and_ci_use_the_make_targets():
     """Does the README give the three commands, and does CI run the README's test command?"""
     readme = (ROOT / "README.md").read_text()
-    makefile = (ROOT / "Makefile").read_text()
     for target in ("lab", "test", "grade"):
         assert f"make {target}" in readme
-        assert f"\n{target}: " in makefile
+        assert f"\n{target}: " in MAKEFILE
     assert "make test" in (ROOT / ".ci" / "run").read_text()
     assert "conda env create -f environment.yml" in readme
+
+
+# --- which Python make builds .venv/ with ------------------------------------------------------
+def find_python(tmp_path: Path, path: list[Path], *settings: str) -> subprocess.CompletedProcess:
+    """``make -s python`` with only ``path`` to look in (and make itself), and no .venv/."""
+    tools = tmp_path / "tools"
+    tools.mkdir(exist_ok=True)
+    if not (tools / "make").exists():
+        (tools / "make").symlink_to(shutil.which("make"))
+    env = {"PATH": os.pathsep.join(map(str, [tools, *path])), "HOME": str(tmp_path)}
+    return subprocess.run(["make", "-s", "--no-print-directory", "python",
+                           f"VENV={tmp_path / 'no-venv'}", *settings], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=60)
+
+
+def fake_python(folder: Path, name: str, minor: int) -> Path:
+    """A stand-in ``name`` that answers as Python 3.``minor`` does when make asks."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fake = folder / name
+    fake.write_text(f"#!/bin/sh\necho 3.{minor} {folder / 'real'}{minor}\n")
+    fake.chmod(0o755)
+    return fake
+
+
+def test_make_takes_the_newest_supported_python_that_runs(tmp_path):
+    """With only python3.13 on the PATH, or python3.11 and a python3.12 that does not run
+    (a pyenv shim of a version not selected), does make pick the one that runs?"""
+    only = tmp_path / "only"
+    fake_python(only, "python3.13", 13)
+    done = find_python(tmp_path, [only])
+    assert (done.returncode, done.stdout.strip()) == (0, f"{only}/real13"), done.stderr
+    mixed = tmp_path / "mixed"
+    fake_python(mixed, "python3.11", 11)
+    shim = "#!/bin/sh\necho 'pyenv: python3.12: command not found' >&2\nexit 127\n"
+    (mixed / "python3.12").write_text(shim)
+    (mixed / "python3.12").chmod(0o755)
+    done = find_python(tmp_path, [mixed])
+    assert (done.returncode, done.stdout.strip()) == (0, f"{mixed}/real11"), done.stderr
+
+
+def test_this_python_is_one_make_would_take(tmp_path):
+    """Does make accept the interpreter running these tests when named?"""
+    done = find_python(tmp_path, [], f"PYTHON={sys.executable}")
+    assert done.returncode == 0, done.stderr
+    assert Path(done.stdout.strip()).resolve() == Path(sys._base_executable).resolve()
+
+
+def one_line(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode != 0 and done.stdout == ""
+    ours = [line for line in done.stderr.splitlines() if not line.startswith("make: ***")]
+    assert len(ours) == 1, done.stderr
+    return ours[0]
+
+
+def test_no_supported_python_is_one_line(tmp_path):
+    """With no Python on the PATH but an old one, is make's refusal one line that says how
+    to name one?"""
+    old = tmp_path / "old"
+    fake_python(old, "python3.10", 10)
+    (old / "python3").symlink_to(old / "python3.10")
+    line = one_line(find_python(tmp_path, [old]))
+    assert line.startswith(f"make: no Python {', '.join(SUPPORTED)} found")
+    assert "make PYTHON=" in line
+
+
+def test_an_unsuitable_python_named_is_one_line(tmp_path):
+    """Is PYTHON naming an unsupported version, or nothing that runs, one line saying which?"""
+    old = fake_python(tmp_path / "old", "python3.10", 10)
+    line = one_line(find_python(tmp_path, [], f"PYTHON={old}"))
+    assert line == f"make: PYTHON={old} is Python 3.10; the course runs on Python " \
+                   f"{', '.join(SUPPORTED)}"
+    line = one_line(find_python(tmp_path, [], "PYTHON=python9"))
+    assert line == "make: PYTHON=python9 does not run"
+
+
+def test_a_process_the_tests_start_fails_on_a_deprecation_warning():
+    """Do the processes the tests start (notebook kernels among them) turn a
+    DeprecationWarning of their own code into an error, as tests/conftest.py asks?"""
+    code = "import warnings; warnings.warn('old', DeprecationWarning)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode != 0 and "DeprecationWarning: old" in done.stderr

@@ -13,7 +13,7 @@ from pathlib import Path
 import nbformat
 
 from grader.authoring import texts
-from grader.course import EXERCISE_NOTEBOOKS, ROOT, SOLUTIONS
+from grader.course import EXERCISE_NOTEBOOKS, LANDING, LESSON_NOTEBOOKS, ROOT, SOLUTIONS
 
 _BLOCK = re.compile(r"^([ \t]*)# BEGIN SOLUTION\n.*?^[ \t]*# END SOLUTION[ \t]*$", re.S | re.M)
 STUB = 'raise NotImplementedError("Replace this line with your solution.")'
@@ -64,14 +64,15 @@ def stale_exercises(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTE
 
 
 def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTEBOOKS) -> list[str]:
-    """Write every exercise notebook and the README's exercise table; return what was
-    written."""
+    """Write every exercise notebook, the README's exercise table and the landing notebook's
+    table of lessons; return what was written."""
     exercises.mkdir(exist_ok=True)
     wanted = expected_exercises(solutions)
     for name, text in wanted.items():
         (exercises / name).write_text(text)
     README.write_text(readme_with_table(README.read_text()))
-    return [f"exercises/{name}" for name in sorted(wanted)] + ["README.md"]
+    LANDING.write_text(landing_with_table(LANDING.read_text()))
+    return [f"exercises/{name}" for name in sorted(wanted)] + ["README.md", LANDING.name]
 
 
 # --- the README's exercise table ------------------------------------------------------------
@@ -98,3 +99,39 @@ def readme_with_table(text: str) -> str:
     """The README text with its exercise table replaced by the current one."""
     start, end = text.index(TABLE_START), text.index(TABLE_END)
     return f"{text[:start]}{TABLE_START}\n{exercise_table()}\n{text[end:]}"
+
+
+# --- the landing notebook's table of lessons ------------------------------------------------
+#: The tag of the landing notebook's cell that holds the table.
+LESSON_TABLE_TAG = "lesson-table"
+
+
+def lesson_title(lesson: str) -> str:
+    """A lesson's title, from its notebook's first heading ("# Lesson 1: Sharding")."""
+    first = nbformat.read(LESSON_NOTEBOOKS / f"{lesson}.ipynb", as_version=4).cells[0].source
+    return first.splitlines()[0].lstrip("# ").strip()
+
+
+def lesson_table() -> str:
+    """The landing notebook's table: each lesson, its exercises, how many."""
+    from grader.course import EXERCISES
+
+    lessons = dict.fromkeys(e.lesson for e in EXERCISES)
+    rows = [
+        "| lesson | read | then solve | exercises |",
+        "| --- | --- | --- | --- |",
+    ]
+    for lesson in lessons:
+        count = sum(e.lesson == lesson for e in EXERCISES)
+        read, solve = (f"[{folder}/{lesson}.ipynb]({folder}/{lesson}.ipynb)"
+                       for folder in ("notebooks", "exercises"))
+        rows.append(f"| {lesson_title(lesson)} | {read} | {solve} | {count} |")
+    return "\n".join(rows)
+
+
+def landing_with_table(text: str) -> str:
+    """The landing notebook's text with its table of lessons replaced by the current one."""
+    notebook = nbformat.reads(text, as_version=4)
+    (cell,) = [c for c in notebook.cells if LESSON_TABLE_TAG in c.metadata.get("tags", [])]
+    cell.source = lesson_table()
+    return render(notebook)

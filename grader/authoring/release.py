@@ -16,8 +16,8 @@ from grader.authoring import texts
 from grader.course import ROOT
 
 #: What a student bundle holds, relative to the course root.
-INCLUDED = ("notebooks", "exercises", "grader", "pyproject.toml", "environment.yml", "Makefile",
-            "README.md")
+INCLUDED = ("start_here.ipynb", "notebooks", "exercises", "grader", "pyproject.toml", "uv.lock",
+            "requirements.txt", "environment.yml", "Makefile", "README.md")
 #: Never in a bundle, wherever it sits.
 EXCLUDED = ("hidden", "__pycache__", "*.pyc", ".ipynb_checkpoints")
 #: The grader's own parts, which no student's kernel imports: not in a bundle.

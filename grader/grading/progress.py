@@ -39,7 +39,7 @@ class Progress:
 
 
 class Lines(Progress):
-    """One line per student as it is done: ``graded ada: 28/126 [1/3]``."""
+    """One line per student as it is done: ``graded ada: 66/177 [1/3]``."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream

@@ -3,6 +3,7 @@ exercise and solution notebook running top to bottom."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import nbclient
@@ -162,3 +163,15 @@ def test_the_readme_lists_exactly_the_graders_exercises():
     """Is the README's exercise table the one the exercise list gives (`make exercises`)?"""
     text = generate.README.read_text()
     assert generate.readme_with_table(text) == text
+
+
+def test_the_landing_notebook_lists_every_lesson_and_its_exercises():
+    """Is start_here.ipynb's table the one the lessons and the exercise list give (`make
+    exercises`), with a link to each lesson and its exercises that exists?"""
+    text = generate.LANDING.read_text()
+    assert generate.landing_with_table(text) == text
+    links = re.findall(r"\]\(([^)]+\.ipynb)\)", generate.lesson_table())
+    lessons = {e.lesson for e in course.EXERCISES}
+    assert sorted(links) == sorted([f"notebooks/{n}.ipynb" for n in lessons]
+                                   + [f"exercises/{n}.ipynb" for n in lessons])
+    assert all((ROOT / link).is_file() for link in links)

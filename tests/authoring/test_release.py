@@ -18,6 +18,8 @@ def test_the_bundle_holds_no_solution_and_no_hidden_test(tmp_path):
     bundle = tmp_path / "bundle"
     files = release(bundle)
     assert "exercises/03_collectives.ipynb" in files and "grader/check.py" in files
+    # and what installs it, as locked, and opens it (`make lab`)
+    assert {"uv.lock", "requirements.txt", "start_here.ipynb", "grader/lab.py"} <= set(files)
     assert not any(f.startswith(("solutions/", "grader/hidden/", "tests/")) for f in files)
     # nor the grader's own machinery: no worker, no batch grading, no authoring, no command line
     assert not any(f.startswith(("grader/workers/", "grader/grading/", "grader/authoring/"))

@@ -211,18 +211,18 @@ def test_moving_a_control_of_the_explorers_changes_the_drawing(
 HOLDS_A_LAB = """\
 import json, sys, time, urllib.request
 from pathlib import Path
-sys.path.insert(0, sys.argv[1])
-import conftest
+sys.path[:0] = [sys.argv[1], str(Path(sys.argv[1]).parent)]
+import conftest, servers
 root, home = Path(sys.argv[2], "root"), Path(sys.argv[2], "home")
 root.mkdir(); home.mkdir()
 server, lab = conftest.start_lab(root, home, open(Path(sys.argv[2], "lab.log"), "w"))
-conftest.wait_until_up(server, lab.url, lab.token, Path(sys.argv[2], "lab.log"))
+servers.wait_until_up(server, lab.url, lab.token, Path(sys.argv[2], "lab.log"))
 request = urllib.request.Request(f"{lab.url}/api/kernels", data=b"{}", method="POST",
                                  headers={"Authorization": f"token {lab.token}"})
 kernel = json.load(urllib.request.urlopen(request, timeout=60))["id"]
 deadline = time.monotonic() + 60
 while time.monotonic() < deadline:
-    kernels = [p for p in conftest.descendants(server.pid)
+    kernels = [p for p in servers.descendants(server.pid)
                if kernel in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
     if kernels:
         break
