@@ -11,7 +11,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from servers import descendants, free_port, stop, wait_until_up
+from servers import alive, descendants, free_port, stop, wait_until_up
 
 from grader import lab
 from grader.course import LANDING, ROOT
@@ -61,8 +61,7 @@ def test_make_lab_listens_on_the_port_asked_for_and_opens_on_the_landing_noteboo
     finally:
         everything = [server.pid, *descendants(server.pid)]
         stop(server, url, "lab-test-token")
-    assert not [pid for pid in everything if Path(f"/proc/{pid}").exists()
-                and b"Z" not in Path(f"/proc/{pid}/stat").read_bytes().split(b")")[-1][:3]]
+    assert [pid for pid in everything if alive(pid)] == []
     with socket.socket() as knock, pytest.raises(ConnectionRefusedError):  # nothing listens
         knock.connect(("127.0.0.1", port))
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from servers import alive
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -230,15 +231,6 @@ while time.monotonic() < deadline:
 print(server.pid, *kernels, flush=True)
 time.sleep(600)
 """
-
-
-def alive(pid: int) -> bool:
-    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, does not)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 def test_jupyterlab_and_its_kernels_end_when_the_test_process_is_killed(tmp_path):
