@@ -1,6 +1,7 @@
 """``check(fn)``: the public tests of one exercise, run in the student's own kernel.
 
-Expected values come from the stored file of :mod:`grader.expected`.
+Expected values come from the stored file of :mod:`grader.expected`; from a terminal,
+:mod:`grader.notebook_check` runs it on each exercise of a notebook.
 """
 
 from __future__ import annotations

@@ -42,11 +42,34 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--shard", metavar="K/N", default="1/1",
                        help="grade only the K-th of N slices of the students (round robin over "
                        "their sorted names); put the slices together with `merge`")
+    grade.add_argument("--assignment", metavar="NAME", default=None,
+                       help="grade only this assignment's exercises, against its due date "
+                       "(assignments are declared in course.toml)")
+    grade.add_argument("--roster", type=Path, default=None, metavar="CSV",
+                       help="the class list (name, id, display_name, email, extension_days): "
+                       "who handed nothing in gets a 'missing' row")
+    grade.add_argument("--times", type=Path, default=None, metavar="CSV",
+                       help="when each submission came in (name, submitted_at); default: the "
+                       "newest change of its files")
+    grade.add_argument("--student", action="append", default=[], metavar="NAME",
+                       help="regrade only this student (repeatable) into OUT, which holds the "
+                       "graded class; everything in OUT is written again")
+    grade.add_argument("--config", type=Path, default=None, metavar="TOML",
+                       help="the course config that declares the assignments (default: "
+                       "course.toml of the course)")
 
     merge = verbs.add_parser("merge", help="put the output folders of `grade --shard K/N` "
                              "together into one gradebook")
     merge.add_argument("slices", type=Path, nargs="+", help="the output folder of each slice")
     merge.add_argument("--out", type=Path, required=True, help="folder for the whole gradebook")
+
+    export = verbs.add_parser("export", help="write the gradebook of an output folder for a "
+                              "learning management system to import")
+    export.add_argument("out", type=Path, help="an output folder of `grade` (or `merge`)")
+    export.add_argument("--format", required=True, dest="form",
+                        help="canvas, moodle or csv")
+    export.add_argument("--to", type=Path, default=None,
+                        help="the file to write (default: OUT/FORMAT.csv)")
 
     verbs.add_parser("generate", help="write exercises/ from solutions/")
     verbs.add_parser("validate", help="check that solutions score full marks, stubs zero, "
@@ -54,6 +77,11 @@ def _parser() -> argparse.ArgumentParser:
     release = verbs.add_parser("release", help="write the student bundle (no solutions, no "
                                "hidden tests) to a new or empty folder")
     release.add_argument("destination", type=Path)
+    release.add_argument("--assignment", metavar="NAME", default=None,
+                         help="only what this assignment needs (assignments are declared in "
+                         "course.toml)")
+    release.add_argument("--config", type=Path, default=None, metavar="TOML",
+                         help="the course config (default: course.toml of the course)")
     refresh = verbs.add_parser(
         "refresh-expected", help="recompute the public tests' expected values from solutions/"
     )
@@ -67,10 +95,19 @@ def main(argv: list[str] | None = None) -> int:
         return _grade(args)
     if args.verb == "merge":
         return _merge(args)
+    if args.verb == "export":
+        from grader.grading import export
+
+        try:
+            where, count = export.export(args.out, args.form, args.to)
+        except (export.ExportError, OSError) as exc:
+            return _fail(str(exc))
+        print(f"wrote {where}: {count} student(s), {args.form} format")
+        return 0
     if args.verb == "validate":
         from grader.authoring import validate
 
-        found = validate.problems()
+        found = validate.problems(say=lambda line: print(line, flush=True))
         for problem in found:
             print(f"problem: {problem}")
         print("the course is ready" if not found else f"{len(found)} problem(s)")
@@ -79,10 +116,13 @@ def main(argv: list[str] | None = None) -> int:
         from grader.authoring import release
 
         try:
-            files = release.release(args.destination)
-        except (release.ReleaseError, OSError) as exc:
+            files = release.release(args.destination, assignment=_assignment(args))
+        except (release.ReleaseError, OSError, ValueError) as exc:
             return _fail(str(exc))
-        print(f"wrote {len(files)} files to {args.destination}")
+        for folder, count in release.by_folder(files).items():
+            print(f"  {folder + '/' if folder != '.' else 'top level'}: {count} file(s)")
+        print(f"wrote {len(files)} files to {args.destination}"
+              + (f" for the assignment {args.assignment}" if args.assignment else ""))
         return 0
     if args.verb == "generate":
         from grader.authoring import generate
@@ -99,6 +139,15 @@ def main(argv: list[str] | None = None) -> int:
     for path in written:
         print(f"wrote {path}")
     return 0
+
+
+def _assignment(args: argparse.Namespace):
+    """The assignment ``--assignment`` names, or None (ConfigError if there is none such)."""
+    from grader import assignments
+
+    if args.assignment is None:
+        return None
+    return assignments.find(args.assignment, args.config or assignments.CONFIG)
 
 
 def _fail(message: str) -> int:
@@ -150,6 +199,12 @@ def _grade(args: argparse.Namespace) -> int:
         shard = grade.Shard.parse(args.shard)
     except ValueError as exc:
         return _fail(str(exc))
+    if args.student and shard.count > 1:
+        return _fail(texts.STUDENT_AND_SHARD)
+    try:
+        work = _work(args)
+    except ValueError as exc:  # a mistake in course.toml, the roster or the times
+        return _fail(str(exc))
     if problem := _writable(args.out):
         return _fail(problem)
     limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20,
@@ -177,6 +232,8 @@ def _grade(args: argparse.Namespace) -> int:
                 solutions=args.solutions or course.SOLUTIONS,
                 shard=shard,
                 progress=shown,
+                work=work,
+                only=args.student,
             )
     except grade.GradingError as exc:
         print(f"python -m grader: error: {exc}", file=sys.stderr)
@@ -190,17 +247,34 @@ def _grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _work(args: argparse.Namespace):
+    """What ``grade`` is asked to grade: the assignment, the roster and the times, each read
+    and checked (ValueError naming the file and line)."""
+    from grader import assignments
+    from grader.grading import grade, roster
+
+    config = args.config or assignments.CONFIG
+    work = grade.Work()
+    if args.assignment is not None:
+        work = grade.Work(assignments.find(args.assignment, config))
+    needs_config = args.roster is not None or args.times is not None
+    known = assignments.load(config) if needs_config and config.exists() else {}
+    people = roster.read_roster(args.roster, tuple(known)) if args.roster else None
+    times = roster.read_times(args.times, assignments.zone(config)) if args.times else {}
+    return grade.Work(work.assignment, people, times)
+
+
 def _merge(args: argparse.Namespace) -> int:
     from grader.grading import grade, merge, texts
 
     try:
-        batch, results = merge.gather(args.slices, args.out)
+        batch, results, similar = merge.gather(args.slices, args.out)
     except merge.MergeError as exc:
         return _fail(str(exc))
     if problem := _writable(args.out):
         return _fail(problem)
     try:
-        grade.write(args.out, results, batch)
+        grade.write(args.out, results, batch, similar)
     except OSError as exc:
         return _fail(texts.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
     _show(results, args.out)
@@ -209,10 +283,18 @@ def _merge(args: argparse.Namespace) -> int:
 
 def _show(results, out: Path) -> None:
     """The gradebook and the summary on the terminal, then where the files are."""
-    from grader.grading import report, summary
+    import json
+
+    from grader.grading import report, similarity, summary, texts
 
     print(report.table(results))
     print()
     print(summary.text(results))
+    try:
+        similar = json.loads((out / "results.json").read_text()).get("similar", [])
+    except (OSError, ValueError, AttributeError):  # written a moment ago: only if tampered
+        similar = []
+    if similar:
+        print(texts.SIMILARITY_FOUND.format(count=len(similar), page=out / similarity.HTML))
     print(f"\nwrote {out / 'gradebook.csv'}, {out / 'results.json'}, {out / summary.MARKDOWN}, "
-          f"{out / summary.PNG} and {out / 'feedback'}/")
+          f"{out / summary.PNG}, {out / similarity.HTML} and {out / 'feedback'}/")

@@ -19,6 +19,15 @@ NOT_FOUND = "not found"
 TIMEOUT = "timeout"
 CRASHED = "crashed"
 
+# --- standing of a submission against its assignment's due date and the roster ------------
+ON_TIME = "on time"
+LATE = "late"
+#: Work that has no due date.
+HANDED_IN = "handed in"
+#: On the roster, nothing handed in.
+MISSING = "missing"
+MSG_MISSING = "nothing was handed in"
+
 # --- what a test found: the message of its result (grader/cases.py) -----------------------
 MSG_NOT_FOUND = "not found: no function named `{name}` is defined in the submission"
 MSG_NOT_CALLABLE = "not found: `{name}` is defined but is a {kind}, not a function"
@@ -64,6 +73,14 @@ MSG_DEVICES = "expected a program on {want} device(s), as the exercise's mesh ha
 # --- check() in the notebook (grader/check.py) --------------------------------------------
 CHECK_UNKNOWN_EXERCISE = "{name!r} is not an exercise of this course; the exercises: {known}"
 CHECK_PASS_FUNCTION = "pass the function itself: check({name}), not check({name!r})"
+CHECK_USAGE = "usage: python -m grader.notebook_check exercises/NN_lesson.ipynb [...]"
+CHECK_NOT_A_LESSON = "{path}: not an exercise notebook of the course (exercises/NN_lesson.ipynb)"
+CHECK_UNREADABLE = "{path}: cannot be read as a notebook ({why})"
+CHECK_CELL_RAISED = "  code cell {number} raised {error}; the cells after it still ran"
+CHECK_SUMMARY = (
+    "  {passed} of {total} exercises pass the public tests (the grader runs hidden tests "
+    "too, on 8 and 2 devices)"
+)
 MSG_NO_EXPECTED = (
     "no expected values are stored for {devices} device(s); run the first cell of the "
     "notebook (it asks for {default} devices) and restart the kernel if needed"
@@ -145,4 +162,23 @@ WARN_NOT_KEPT = (
 INTERRUPTED = (
     "interrupted: the students graded to the end are kept in {out}; run the same command again "
     "to finish the batch"
+)
+
+# --- the course config, course.toml (grader/assignments.py) -------------------------------
+CONFIG_UNKNOWN_ASSIGNMENT = "no assignment {name!r} in {path}; its assignments: {known}"
+CONFIG_UNKNOWN_KEY = "unknown key {key!r} in {where}; known keys: {known}"
+CONFIG_NOT_TABLE = "{key} must be a table of keys and values"
+CONFIG_BAD_ZONE = "timezone {zone!r} is not a time zone name such as 'Europe/Paris'"
+CONFIG_BAD_NUMBER = "{key} must be a number from 0 to {top}, not {value!r}"
+CONFIG_NO_EXERCISE = (
+    "assignment {name!r} asks for no exercise: give lessons = [...] or exercises = [...]"
+)
+CONFIG_NOT_NAMES = "{key} must be a list of names in quotes"
+CONFIG_UNKNOWN_NAME = "unknown {kind} {name!r}; the course's: {known}"
+CONFIG_BAD_DATE = (
+    "due = {value!r} is not a date and time: write it as 2026-12-04T23:59:00+01:00"
+)
+CONFIG_NO_ZONE = (
+    "due = {value} has no time zone: add one (2026-12-04T23:59:00+01:00) or set "
+    "timezone = \"Area/City\" at the top of the file"
 )

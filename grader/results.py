@@ -118,6 +118,17 @@ class ExerciseResult:
         )
 
 
+@dataclass(frozen=True)
+class Late:
+    """When a submission came in against its due date, and the share of its points that
+    costs (:class:`grader.assignments.LatePolicy`). Times are ISO 8601 with their offset."""
+
+    submitted: str
+    due: str
+    days: int
+    percent: float
+
+
 @dataclass
 class StudentResult:
     """Everything graded for one student."""
@@ -127,19 +138,47 @@ class StudentResult:
     problems: list[str] = field(default_factory=list)
     #: Why the grader itself could not finish this student (never stored: graded again).
     unfinished: str | None = None
+    #: When it was handed in against the due date; None when the work has no due date.
+    late: Late | None = None
+    #: On the roster, but handed nothing in (each exercise "not found", 0 points).
+    missing: bool = False
 
     @property
     def total(self) -> float:
+        """The points the tests gave, before any late penalty."""
         return sum(e.points for e in self.exercises.values())
 
     @property
     def max_total(self) -> float:
         return sum(e.max_points for e in self.exercises.values())
 
+    @property
+    def penalty(self) -> float:
+        """The points a late submission loses (rounded to hundredths)."""
+        return round(self.total * self.late.percent / 100, 2) if self.late else 0.0
+
+    @property
+    def final(self) -> float:
+        """The points that count: the total less the late penalty."""
+        return self.total - self.penalty
+
+    @property
+    def standing(self) -> str:
+        """missing, late, on time, or handed in (no due date)."""
+        if self.missing:
+            return msg.MISSING
+        if self.late is None:
+            return msg.HANDED_IN
+        return msg.LATE if self.late.days else msg.ON_TIME
+
     def to_json(self) -> dict[str, Any]:
         return {
             "total": self.total,
             "max_total": self.max_total,
+            "penalty": self.penalty,
+            "final": self.final,
+            "standing": self.standing,
+            "late": asdict(self.late) if self.late else None,
             "problems": self.problems,
             "exercises": {name: e.to_json() for name, e in self.exercises.items()},
         }
@@ -151,7 +190,9 @@ class StudentResult:
             name: ExerciseResult(name, [TestResult(**t) for t in e["tests"]])
             for name, e in data["exercises"].items()
         }
-        return cls(student, exercises, list(data.get("problems", [])))
+        late = Late(**data["late"]) if data.get("late") else None
+        return cls(student, exercises, list(data.get("problems", [])), late=late,
+                   missing=data.get("standing") == msg.MISSING)
 
 
 def _num(x: float) -> str:

@@ -254,11 +254,43 @@ def test_bad_grade_arguments_are_one_line_errors(args):
     assert "error:" in line
 
 
+@pytest.mark.parametrize(("files", "args", "says"), [
+    ({}, ["--assignment", "prgn"], r"no assignment 'prgn' in \S*course.toml; its assignments: "
+     "01_sharding, "),
+    ({"course.toml": '[assignments.a]\nlessons = ["03_collectives"]\ndue = 2027-02-30\n'},
+     ["--assignment", "a", "--config", "{dir}/course.toml"],
+     r"{dir}/course.toml:3: not valid TOML: .* in: due = 2027-02-30$"),
+    ({"course.toml": 'timezone = "UTC"\n[assignments.a]\nlessons = ["03_collectives"]\n'
+      'due = 2027-02-28\nlate = { percent_per_day = 10, cap = 5 }\n'},
+     ["--assignment", "a", "--config", "{dir}/course.toml"],
+     r"{dir}/course.toml:5: unknown key 'cap' in \[assignments.a.late\]"),
+    ({"roster.csv": "name,id\nada,1\nben,2\nada,3\n"}, ["--roster", "{dir}/roster.csv"],
+     r"{dir}/roster.csv:4: 'ada' is listed twice"),
+    ({"roster.csv": "name,mail\nada,a@b\n"}, ["--roster", "{dir}/roster.csv"],
+     r"{dir}/roster.csv:1: unknown column 'mail'"),
+    ({"times.csv": "name,submitted_at\nada,friday\n"}, ["--times", "{dir}/times.csv"],
+     r"{dir}/times.csv:2: 'friday' is not a date and time"),
+    ({}, ["--student", "ada", "--shard", "1/2"], "--student regrades into a whole class"),
+], ids=["unknown-assignment", "bad-date", "unknown-key", "duplicate-student",
+        "unknown-column", "bad-time", "student-and-shard"])
+def test_bad_course_roster_and_times_files_are_one_line_errors(tmp_path, files, args, says):
+    """Is a mistake in course.toml, the roster or the times file one line naming the file and
+    the line, before anything is graded or written?"""
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    out = tmp_path / "out"
+    line = assert_usage_error(grader("grade", EXAMPLES, "--out", out,
+                                     *(a.format(dir=tmp_path) for a in args)))
+    assert re.search(says.format(dir=re.escape(str(tmp_path))), line), line
+    assert not out.exists()
+
+
 def test_help_exits_zero_and_lists_the_verbs():
     """Does --help print the usage with every verb and exit 0?"""
     done = grader("--help")
     assert done.returncode == 0, done.stderr
-    for verb in ("grade", "merge", "validate", "release", "generate", "refresh-expected"):
+    for verb in ("grade", "merge", "export", "validate", "release", "generate",
+                 "refresh-expected"):
         assert verb in done.stdout
 
 
@@ -266,13 +298,13 @@ def long_options(text: str) -> set[str]:
     return set(re.findall(r"--[a-z][a-z-]*", text)) - {"--help"}
 
 
-@pytest.mark.parametrize("verb", ["grade", "merge"])
+@pytest.mark.parametrize("verb", ["grade", "merge", "export", "release"])
 def test_the_readme_synopsis_gives_exactly_the_options_of_the_command(verb):
-    """Does the README's synopsis of `grade` and `merge` name every option their --help
-    lists, and no other?"""
+    """Does the README's synopsis of each verb (the first time it shows the command) name
+    every option its --help lists, and no other?"""
     readme = (ROOT / "README.md").read_text()
-    (synopsis,) = re.findall(rf"^ *\.venv/bin/python -m grader {verb} .*?(?=\n *\.venv|\n *```)",
-                             readme, re.M | re.S)
+    synopsis = re.findall(rf"^ *\.venv/bin/python -m grader {verb} .*?(?=\n *\.venv|\n *```)",
+                          readme, re.M | re.S)[0]
     done = grader(verb, "--help")
     usage = done.stdout.split("\n\n", 1)[0]
     assert long_options(synopsis) == long_options(usage)
@@ -289,48 +321,51 @@ def test_grade_help_lists_its_options():
 # --- grading for real -----------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def examples_graded(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
-    """The example submissions graded in one go, 2 at a time."""
+    """The example submissions graded in one go, 2 at a time, as `make grade` does: lesson 3's
+    assignment, the one they did."""
     out = tmp_path_factory.mktemp("grades")
-    return grader("grade", EXAMPLES, "--out", out, "--jobs", "2", timeout=900), out
+    return grader("grade", EXAMPLES, "--out", out, "--jobs", "2", *ASSIGNMENT, timeout=900), out
+
+
+ASSIGNMENT = ("--assignment", "03_collectives")
 
 
 @pytest.mark.slow
 def test_grading_the_examples_writes_a_gradebook_and_results(examples_graded):
     """Does grading the example submissions exit 0 and write a gradebook and results.json
-    that agree, with ada (every lesson 3 exercise solved) ahead of the others?"""
+    that agree, with lesson 3's exercises only, and ada (every one solved) ahead of the
+    others?"""
     done, out = examples_graded
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
 
-    names = [e.name for e in EXERCISES]
+    names = [e.name for e in EXERCISES if e.lesson == "03_collectives"]
     with (out / "gradebook.csv").open(newline="") as handle:
-        rows = list(csv.reader(handle))
-    assert rows[0] == ["student", *names, "total"]
-    assert [row[0] for row in rows[1:]] == ["ada", "ben", "cy"]
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == ["student", *names, *grade.GRADEBOOK_TAIL]
+    assert [row["student"] for row in rows] == ["ada", "ben", "cy"]
 
     report = json.loads((out / "results.json").read_text())
     students = report["students"]
     assert sorted(students) == ["ada", "ben", "cy"]
-    assert report["exercises"] == names
-    best = max(s["max_total"] for s in students.values())
-    assert best > 0
-    for row in rows[1:]:
-        student = students[row[0]]
-        points = [float(p) for p in row[1:-1]]
-        assert sum(points) == pytest.approx(float(row[-1])), row
-        assert float(row[-1]) == pytest.approx(student["total"]), row
+    assert report["exercises"] == names and report["assignment"] == "03_collectives"
+    for row in rows:
+        student = students[row["student"]]
+        points = [float(row[name]) for name in names]
+        assert sum(points) == pytest.approx(float(row["points"])), row
+        assert float(row["total"]) == pytest.approx(student["final"]), row
         assert points == [student["exercises"][name]["points"] for name in names]
+        assert row["standing"] == "on time" and row["days_late"] == "0"  # due in 2027
         for name in names:
             exercise = student["exercises"][name]
             assert {"points", "max_points", "status", "message"} <= set(exercise), name
             assert 0 <= exercise["points"] <= exercise["max_points"]
-    ada = students["ada"]["exercises"]
-    lesson3 = [e.name for e in EXERCISES if e.lesson == "03_collectives"]
-    assert all(ada[name]["status"] == "passed" for name in lesson3)
-    assert all(ada[e.name]["status"] == "not found" for e in EXERCISES if e.name not in lesson3)
-    assert students["ada"]["total"] == sum(ada[name]["max_points"] for name in lesson3)
-    assert all(s["total"] < students["ada"]["total"] for n, s in students.items() if n != "ada")
+    ada = students["ada"]
+    assert all(ada["exercises"][name]["status"] == "passed" for name in names)
+    assert ada["total"] == ada["max_total"]
+    assert all(s["total"] < ada["total"] for n, s in students.items() if n != "ada")
     assert "gradebook.csv" in done.stdout
+    assert (out / "feedback" / "ben.html").read_text().startswith("<!DOCTYPE html>")
 
 
 @pytest.mark.slow
@@ -363,7 +398,7 @@ def test_two_slices_merged_equal_the_class_graded_in_one_go(examples_graded, tmp
     for k, out in enumerate(slices, start=1):
         shutil.copytree(whole / ".results", out / ".results")
         part = grader("grade", EXAMPLES, "--out", out, "--jobs", "2", "--shard", f"{k}/2",
-                      timeout=900)
+                      *ASSIGNMENT, timeout=900)
         assert part.returncode == 0, part.stderr
         assert sorted(line.split()[0] for line in part.stderr.splitlines()
                       if line.startswith(("kept ", "graded "))) == ["kept"] * (3 - k)
@@ -380,5 +415,5 @@ def test_two_slices_merged_equal_the_class_graded_in_one_go(examples_graded, tmp
         assert got["students"][student] == want["students"][student], student
     assert got == want
     for name in ("gradebook.csv", "summary.md", "summary.png",
-                 *(f"feedback/{s}.md" for s in ("ada", "ben", "cy"))):
+                 *(f"feedback/{s}.{x}" for s in ("ada", "ben", "cy") for x in ("md", "html"))):
         assert (merged / name).read_bytes() == (whole / name).read_bytes(), name

@@ -20,7 +20,11 @@ from packaging.specifiers import SpecifierSet
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text())
-MAKEFILE = (ROOT / "Makefile").read_text()
+#: Where make learns which Pythons it may use and which uv it fetches (the course's Makefile
+#: and a student bundle's both include it).
+MAKEFILE = (ROOT / "setup.mk").read_text()
+#: Both make files: the course's targets are found in one or the other.
+TARGETS = (ROOT / "Makefile").read_text() + MAKEFILE
 #: The uv of this environment (pyproject's dev extra): it reads the lock as `make` does.
 UV = Path(sys.executable).parent / "uv"
 #: How `make lock` exports the lock for the conda route.
@@ -127,7 +131,7 @@ def test_readme_quick_start_and_ci_use_the_make_targets():
     readme = (ROOT / "README.md").read_text()
     for target in ("lab", "test", "grade"):
         assert f"make {target}" in readme
-        assert f"\n{target}: " in MAKEFILE
+        assert f"\n{target}: " in TARGETS
     assert "make test" in (ROOT / ".ci" / "run").read_text()
     assert "conda env create -f environment.yml" in readme
 

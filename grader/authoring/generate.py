@@ -8,6 +8,7 @@ and no outputs.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import nbformat
@@ -112,11 +113,11 @@ def lesson_title(lesson: str) -> str:
     return first.splitlines()[0].lstrip("# ").strip()
 
 
-def lesson_table() -> str:
-    """The landing notebook's table: each lesson, its exercises, how many."""
-    from grader.course import EXERCISES
+def lesson_table(lessons: Sequence[str] | None = None) -> str:
+    """The landing notebook's table: each lesson (default: all), its exercises, how many."""
+    from grader.course import EXERCISES, LESSONS
 
-    lessons = dict.fromkeys(e.lesson for e in EXERCISES)
+    lessons = LESSONS if lessons is None else lessons
     rows = [
         "| lesson | read | then solve | exercises |",
         "| --- | --- | --- | --- |",
@@ -129,9 +130,10 @@ def lesson_table() -> str:
     return "\n".join(rows)
 
 
-def landing_with_table(text: str) -> str:
-    """The landing notebook's text with its table of lessons replaced by the current one."""
+def landing_with_table(text: str, lessons: Sequence[str] | None = None) -> str:
+    """The landing notebook's text with its table of lessons (default: all) replaced by the
+    current one."""
     notebook = nbformat.reads(text, as_version=4)
     (cell,) = [c for c in notebook.cells if LESSON_TABLE_TAG in c.metadata.get("tags", [])]
-    cell.source = lesson_table()
+    cell.source = lesson_table(lessons)
     return render(notebook)

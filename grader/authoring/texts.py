@@ -10,5 +10,35 @@ MARKER_UNPAIRED = "a # BEGIN SOLUTION / # END SOLUTION marker has no partner"
 REFERENCE_FAILS = "the reference fails {case} on {devices} devices"
 UNKNOWN_LESSON = "unknown lesson {lesson!r}; lessons: {lessons}"
 
+# --- is the course ready? (grader/authoring/validate.py) ----------------------------------
+VALIDATE_SYNC = "exercises/ is what solutions/ generates ({notebooks} notebooks): {verdict}"
+VALIDATE_TESTS = (
+    "every one of the {exercises} exercises has public and hidden tests ({public} public, "
+    "{hidden} hidden): {verdict}"
+)
+VALIDATE_RUNNING = "running {what} through all {tests} tests on {devices} devices..."
+VALIDATE_SOLUTIONS = "the reference solutions pass every test: {points:g} points of {points:g}"
+VALIDATE_SOLUTIONS_FAIL = "a reference solution fails a test"
+VALIDATE_STUBS = (
+    "the stubs score {points:g} and every one of the {exercises} is 'not attempted': {verdict}"
+)
+VALIDATE_BAD = "{count} problem(s), listed below"
+
 # --- the student bundle (grader/authoring/release.py) -------------------------------------
 DESTINATION_NOT_EMPTY = "{destination} is not empty"
+
+# --- what the student bundle's README says (grader/authoring/student/README.md) ------------
+STUDENT_COURSE = (
+    "The whole course: {lessons} lessons on distributed computing in JAX, and {exercises} "
+    "exercises to solve."
+)
+STUDENT_ASSIGNMENT = (
+    "Assignment **{name}**: {lessons} lesson(s) on distributed computing in JAX, and "
+    "{exercises} exercises to solve, listed below."
+)
+STUDENT_DUE = "Hand it in by **{due}**."
+STUDENT_LATE = (
+    "Work handed in later loses {percent:g}% of its points for each day or part of a day "
+    "late (after {grace:g} minutes of grace), {most:g}% at most. If you need more time, ask "
+    "before the due date."
+)

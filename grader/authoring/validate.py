@@ -1,36 +1,67 @@
 """``python -m grader validate``: is the course ready to hand out and to grade?
 
 The reference solutions score full marks, the generated stubs score zero, ``exercises/`` is in
-sync with ``solutions/``, and every exercise has public and hidden tests.
+sync with ``solutions/``, and every exercise has public and hidden tests. Each step says what
+it checked as it goes (the two runs take most of a minute).
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from grader import cases
 from grader import messages as msg
-from grader.authoring import generate
+from grader.authoring import generate, texts
 from grader.course import EXERCISE_NOTEBOOKS, EXERCISES, SOLUTIONS
 from grader.grading import grade
 from grader.workers.sandbox import DEFAULT_LIMITS, Limits
 
 
-def problems(limits: Limits = DEFAULT_LIMITS) -> list[str]:
-    """Everything wrong with the course; an empty list when it is ready."""
+def problems(limits: Limits = DEFAULT_LIMITS,
+             say: Callable[[str], None] = lambda line: None) -> list[str]:
+    """Everything wrong with the course; an empty list when it is ready. ``say`` hears a line
+    for each step: what it checked, and how long it took."""
+    start = time.monotonic()
+
+    def step(text: str, **values) -> None:
+        say(f"[{time.monotonic() - start:4.0f} s] " + text.format(**values))
+
+    stale = generate.stale_exercises()
     found = [f"exercises/{name} is not what solutions/ generates (run `make exercises`)"
-             for name in generate.stale_exercises()]
+             for name in stale]
+    step(texts.VALIDATE_SYNC, notebooks=len(list(SOLUTIONS.glob("*.ipynb"))),
+         verdict=texts.VALIDATE_BAD.format(count=len(stale)) if stale else "ok")
     every = cases.load()
+    missing = []
     for exercise in EXERCISES:
         kinds = {c.hidden for c in every if c.exercise == exercise.name}
         for hidden, kind in ((False, "public"), (True, "hidden")):
             if hidden not in kinds:
-                found.append(f"{exercise.name} has no {kind} test")
+                missing.append(f"{exercise.name} has no {kind} test")
+    found += missing
+    step(texts.VALIDATE_TESTS, exercises=len(EXERCISES),
+         public=sum(not c.hidden for c in every), hidden=sum(c.hidden for c in every),
+         verdict=texts.VALIDATE_BAD.format(count=len(missing)) if missing else "ok")
     jobs = grade.default_jobs()
+    counts = grade.device_counts(every)
+    step(texts.VALIDATE_RUNNING, what="the reference solutions", tests=len(every),
+         devices=" and ".join(map(str, counts)))
     try:
         wants = grade.reference(SOLUTIONS, every, limits, jobs=jobs)
     except grade.GradingError as exc:
+        step(texts.VALIDATE_SOLUTIONS_FAIL)
         return [*found, str(exc)]
+    points = sum(c.points for c in every)
+    step(texts.VALIDATE_SOLUTIONS, points=points)
+    step(texts.VALIDATE_RUNNING, what="the stubs of exercises/", tests=len(every),
+         devices=" and ".join(map(str, counts)))
     stubs = grade.grade_entry(EXERCISE_NOTEBOOKS, every, wants, limits, jobs=jobs)
+    scoring = []
     for name, result in stubs.exercises.items():
         if result.points or result.status != msg.NOT_ATTEMPTED:
-            found.append(f"the stub of {name} scores {result.points:g} ({result.status})")
+            scoring.append(f"the stub of {name} scores {result.points:g} ({result.status})")
+    found += scoring
+    step(texts.VALIDATE_STUBS, exercises=len(stubs.exercises), points=stubs.total,
+         verdict=texts.VALIDATE_BAD.format(count=len(scoring)) if scoring else "ok")
     return found

@@ -1,27 +1,53 @@
-"""Feedback for each student: ``OUT/feedback/<student>.md``, one section per exercise with
-what passed, what failed and why, and the hint."""
+"""Feedback for each student, in two renderings of the same result: ``OUT/feedback/NAME.md``
+(one section per exercise with what passed, what failed and why, and the hint) and
+``OUT/feedback/NAME.html``, a page to open in a browser or send, in the course's colours: each
+exercise drawn as ``check`` draws it in the notebook, yours next to expected."""
 
 from __future__ import annotations
 
+import html
+
 from grader import messages as msg
+from grader.palette import status_colour
 from grader.results import ExerciseResult, StudentResult
 
-_MARK = {msg.PASSED: "✅", msg.NOT_ATTEMPTED: "⬜", msg.NOT_FOUND: "⬜"}
+#: The files written per student.
+SUFFIXES = (".md", ".html")
+#: How each status is marked in Markdown: partial credit is not a failure.
+_MARK = {msg.PASSED: "✅", msg.PARTIAL: "🟡", msg.NOT_ATTEMPTED: "⬜", msg.NOT_FOUND: "⬜"}
+FAILURE_MARK = "❌"
+
+
+def mark(status: str) -> str:
+    return _MARK.get(status, FAILURE_MARK)
+
+
+def points_line(result: StudentResult) -> str:
+    """The total as the student should read it: with the late penalty, when there is one."""
+    line = f"Total: {result.final:g} / {result.max_total:g} points"
+    if result.late and result.late.days:
+        line += (f" ({result.total:g} earned, less {result.penalty:g} for handing in "
+                 f"{result.late.days} day(s) late: {result.late.percent:g}%)")
+    return line
+
+
+def when_line(result: StudentResult) -> str | None:
+    """When it was handed in against the due date (which counts any extension)."""
+    if result.late is None:
+        return None
+    return (f"Handed in {result.late.submitted}, due {result.late.due}: "
+            f"{result.standing}.")
 
 
 def markdown(result: StudentResult) -> str:
     """A student's feedback as Markdown."""
-    lines = [
-        f"# Feedback for {result.student}",
-        "",
-        f"**Total: {result.total:g} / {result.max_total:g} points**",
-        "",
-        "| exercise | status | points |",
-        "| --- | --- | --- |",
-    ]
+    lines = [f"# Feedback for {result.student}", "", f"**{points_line(result)}**", ""]
+    if when := when_line(result):
+        lines += [when, ""]
+    lines += ["| exercise | status | points |", "| --- | --- | --- |"]
     for e in result.exercises.values():
-        mark = _MARK.get(e.status, "❌")
-        lines.append(f"| `{e.name}` | {mark} {e.status} | {e.points:g} / {e.max_points:g} |")
+        lines.append(f"| `{e.name}` | {mark(e.status)} {e.status} | "
+                     f"{e.points:g} / {e.max_points:g} |")
     if result.problems:
         lines += ["", "## Problems running your code", ""]
         lines += [f"- {_inline(p)}" for p in result.problems]
@@ -41,7 +67,7 @@ def _exercise(e: ExerciseResult) -> list[str]:
         if t.status == msg.PASSED:
             lines.append(f"- ✅ {kind} `{t.test}`{devices}")
             continue
-        lines.append(f"- ❌ {kind} `{t.test}`{devices}: {_inline(t.message)}")
+        lines.append(f"- {FAILURE_MARK} {kind} `{t.test}`{devices}: {_inline(t.message)}")
         if t.got is not None:
             lines.append(f"  - yours: `{_inline(t.got)}`")
         if t.want is not None:
@@ -54,3 +80,33 @@ def _exercise(e: ExerciseResult) -> list[str]:
 def _inline(text: str) -> str:
     """One line of Markdown-safe text (a student's error message may hold anything)."""
     return " ".join(str(text).split()).replace("`", "'").replace("|", "\\|")
+
+
+def page(result: StudentResult) -> str:
+    """A student's feedback as a standalone HTML page (no script, nothing fetched)."""
+    e = html.escape
+    rows = "".join(
+        f'<tr><td><a href="#{e(x.name)}"><code>{e(x.name)}</code></a></td>'
+        f'<td style="color:{status_colour(x.status)};font-weight:bold">{mark(x.status)} '
+        f"{e(x.status)}</td><td>{x.points:g} / {x.max_points:g}</td></tr>"
+        for x in result.exercises.values())
+    problems = "".join(f"<li>{e(p)}</li>" for p in result.problems)
+    sections = "".join(f'<section id="{e(x.name)}">{x._repr_html_()}</section>'
+                       for x in result.exercises.values())
+    when = when_line(result)
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>Feedback for {e(result.student)}</title><style>{_STYLE}</style></head><body>"
+        f"<h1>Feedback for {e(result.student)}</h1><p><b>{e(points_line(result))}</b></p>"
+        + (f"<p>{e(when)}</p>" if when else "")
+        + f"<table><tr><th>exercise</th><th>status</th><th>points</th></tr>{rows}</table>"
+        + (f"<h2>Problems running your code</h2><ul>{problems}</ul>" if problems else "")
+        + f"<h2>Each exercise</h2>{sections}</body></html>\n"
+    )
+
+
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"
+    "line-height:1.4}table{border-collapse:collapse}td,th{padding:2px 10px;text-align:left;"
+    "vertical-align:top}code{font-size:90%;white-space:pre-wrap;word-break:break-all}"
+)

@@ -21,7 +21,8 @@ import sys
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,12 @@ import jax
 
 from grader import cases as case_registry
 from grader import messages as msg
+from grader.assignments import Assignment, whole_course
 from grader.cases import Case
 from grader.course import EXERCISES, SOLUTIONS
-from grader.grading import feedback, submission, summary, texts
+from grader.grading import feedback, roster, similarity, submission, summary, texts
 from grader.grading.progress import Progress
+from grader.grading.roster import Person
 from grader.grading.store import FOLDER, Store, grader_fingerprint, remove_leftovers, write_atomic
 from grader.results import ExerciseResult, StudentResult
 from grader.workers import process, verification
@@ -87,25 +90,37 @@ class Shard:
 @dataclass(frozen=True)
 class Batch:
     """What ``results.json`` records besides the results: the grader that graded (a
-    fingerprint of its code, tests, solutions and JAX version), its limits, and which slice
-    of which class (every student's name) the file holds."""
+    fingerprint of its code, tests, solutions and JAX version), its limits, which slice of
+    which class (the name of every entry of the submissions folder) the file holds, the
+    assignment graded ("" for the whole course) and its exercises, and what the roster says
+    of each student (id, display name, email)."""
 
     grader: str
     limits: str
     shard: Shard
-    roster: tuple[str, ...]
+    names: tuple[str, ...]
+    assignment: str = ""
+    exercises: tuple[str, ...] = tuple(e.name for e in EXERCISES)
+    people: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"grader": self.grader, "limits": self.limits, "shard": str(self.shard),
-                "class": list(self.roster)}
+                "class": list(self.names), "assignment": self.assignment or None,
+                "exercises": list(self.exercises), "roster": self.people}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Batch:
-        roster = data["class"]
-        if not (isinstance(roster, list) and all(isinstance(n, str) for n in roster)):
+        names, exercises = data["class"], data.get("exercises", [e.name for e in EXERCISES])
+        people = data.get("roster") or {}
+        if not all(isinstance(n, list) and all(isinstance(x, str) for x in n)
+                   for n in (names, exercises)):
             raise TypeError(texts.BATCH_NOT_NAMES)
+        if not (isinstance(people, dict) and all(
+                isinstance(p, dict) and all(isinstance(v, str) for v in p.values())
+                for p in people.values())):
+            raise TypeError(texts.BATCH_BAD_ROSTER)
         return cls(str(data["grader"]), str(data["limits"]), Shard.parse(data["shard"]),
-                   tuple(roster))
+                   tuple(names), str(data.get("assignment") or ""), tuple(exercises), people)
 
 
 class GradingError(Exception):
@@ -153,8 +168,10 @@ def reference(solutions: Path, cases: Sequence[Case], limits: Limits,
 
 def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
              wants: dict[int, Run], problems: Sequence[str] = ()) -> StudentResult:
-    """Judge every case from the student's and the reference's measurements."""
-    exercises = {e.name: ExerciseResult(e.name, []) for e in EXERCISES}
+    """Judge every case from the student's and the reference's measurements: a result for
+    every exercise some case tests, in course order."""
+    tested = {c.exercise for c in cases}
+    exercises = {e.name: ExerciseResult(e.name, []) for e in EXERCISES if e.name in tested}
     outcomes = {c.id: {n: runs[n].outcomes[c.id] for n in c.device_counts} for c in cases}
     expected = {c.id: {n: wants[n].outcomes.get(c.id) for n in c.device_counts} for c in cases}
     for c, decided in zip(cases, case_registry.decide_all(cases, outcomes, expected),
@@ -189,6 +206,17 @@ def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
         return assemble(submission.student_name(entry), cases, runs, wants)
 
 
+@dataclass(frozen=True)
+class Work:
+    """What is graded and against what: the assignment (default: the whole course, no due
+    date), the roster (None: no roster; every entry of the folder is a student), and when
+    each submission came in (a student missing here: the newest change of its files)."""
+
+    assignment: Assignment = field(default_factory=whole_course)
+    roster: dict[str, Person] | None = None
+    times: dict[str, datetime] = field(default_factory=dict)
+
+
 def grade(
     submissions: Path,
     out: Path,
@@ -200,13 +228,18 @@ def grade(
     force: bool = False,
     shard: Shard = Shard(),
     progress: Progress | None = None,
+    work: Work = Work(),
+    only: Sequence[str] = (),
 ) -> list[StudentResult]:
     """Grade every entry of ``submissions`` (or the slice ``shard`` of them), ``jobs`` at a
-    time (default: :func:`default_jobs`), and write the outputs to ``out``.
+    time (default: :func:`default_jobs`), on the exercises of ``work.assignment``, and write
+    the outputs to ``out``; returns every student's result, in name order, those on the roster
+    who handed in nothing included.
 
     Each result is stored as soon as it is known; a result stored by an earlier run of the
-    same grader on the same submission is reused unless ``force``. ``progress`` hears of
-    every student as it starts and as it is done or reused.
+    same grader on the same submission is reused unless ``force``. ``only``: regrade just
+    these students into ``out``, whose results.json gives everyone else's. ``progress`` hears
+    of every student as it starts and as it is done or reused.
     """
     progress = progress or Progress()
     process.allow_workers()  # this process may have stopped an earlier batch
@@ -219,11 +252,15 @@ def grade(
         by_name[name] = entry
     if clashes:
         raise GradingError(texts.SAME_STUDENT.format(students=", ".join(sorted(clashes))))
-    chosen = [by_name[name] for name in shard.select(by_name)]
-    cases = case_registry.load(hidden=True)
+    exercises = work.assignment.exercises
     version = grader_fingerprint(solutions, "")
-    batch = Batch(version, repr(limits), shard, tuple(sorted(by_name)))
-    kept = Store(out, f"{version} {limits!r}")
+    others = _others(out, exercises, only, by_name, version) if only else {}
+    chosen = [by_name[name] for name in (sorted(set(only)) or shard.select(by_name))]
+    cases = [c for c in case_registry.load(hidden=True) if c.exercise in exercises]
+    people = {name: person.to_json() for name, person in (work.roster or {}).items()}
+    batch = Batch(version, repr(limits), shard, tuple(sorted(by_name)),
+                  work.assignment.name, exercises, people)
+    kept = Store(out, f"{version} {limits!r} {' '.join(exercises)}")
     for folder in (out, out / FOLDER, out / "feedback"):
         remove_leftovers(folder)
     progress.start(len(chosen))
@@ -232,10 +269,11 @@ def grade(
     # then fails to match next time, and that submission is graded again.
     prints = {entry: kept.submission_print(entry) for entry in chosen}
     for entry in chosen:
-        previous = None if force else kept.get(submission.student_name(entry), prints[entry])
-        if previous is not None:
-            results[entry] = previous
-            progress.finish(previous, True)
+        stored = None if force or only else kept.get(submission.student_name(entry),
+                                                     prints[entry])
+        if stored is not None:
+            results[entry] = stored
+            progress.finish(stored, True)
     todo = [e for e in chosen if e not in results]
     if todo:
         sandbox = Sandbox(private_paths(submissions, out, solutions), use_bwrap=use_sandbox)
@@ -272,9 +310,76 @@ def grade(
     if restored:
         print(texts.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),
               file=sys.stderr)
-    ordered = [results[e] for e in chosen]
-    write(out, ordered, batch)
-    return ordered
+    graded = {results[e].student: results[e] for e in chosen} | others
+    everyone = standings(graded, by_name, work)
+    write(out, everyone, batch, alike(by_name, exercises, solutions))
+    return everyone
+
+
+def alike(entries: dict[str, Path], exercises: Sequence[str],
+          solutions: Path) -> list[similarity.Pair]:
+    """The similar pairs of the whole class (every slice finds the same ones); should that
+    fail, a warning, and the batch goes on without them."""
+    try:
+        return similarity.find(entries, exercises, solutions)
+    except Exception as exc:  # noqa: BLE001 - the grades matter more than this report
+        print(texts.WARN_NO_SIMILARITY.format(why=repr(exc)[:300]), file=sys.stderr)
+        return []
+
+
+def _others(out: Path, exercises: tuple[str, ...], only: Sequence[str],
+            by_name: dict[str, Path], grader: str) -> dict[str, StudentResult]:
+    """For ``--student``: everyone else's results, as ``out/results.json`` has them (which
+    must hold this assignment, graded from this folder)."""
+    unknown = sorted(set(only) - set(by_name))
+    if unknown:
+        raise GradingError(texts.STUDENT_UNKNOWN.format(students=", ".join(unknown)))
+    path = out / "results.json"
+    try:
+        data = json.loads(path.read_text())
+        before = Batch.from_json(data)
+        results = {name: StudentResult.from_json(name, result)
+                   for name, result in data["students"].items()}
+    except FileNotFoundError:
+        raise GradingError(texts.STUDENT_NOTHING_GRADED.format(out=out)) from None
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise GradingError(texts.STUDENT_DAMAGED.format(path=path, why=exc)) from None
+    if before.exercises != exercises:
+        raise GradingError(texts.STUDENT_OTHER_WORK.format(
+            out=out, before=before.assignment or "the whole course"))
+    if before.shard != Shard():
+        raise GradingError(texts.STUDENT_A_SLICE.format(out=out, shard=before.shard))
+    if before.grader != grader:
+        print(texts.WARN_OTHER_GRADER.format(out=out), file=sys.stderr)
+    return {name: result for name, result in results.items()
+            if name not in only and name in by_name}
+
+
+def standings(graded: dict[str, StudentResult], by_name: dict[str, Path],
+              work: Work) -> list[StudentResult]:
+    """Every graded result with its lateness, and a "missing" result for each student on the
+    roster who handed nothing in, in name order; warns of submissions not on the roster and of
+    submissions the times file does not name."""
+    people = work.roster
+    everyone = dict(graded)
+    for name, result in graded.items():
+        person = people.get(name) if people else None
+        submitted = work.times.get(name) or roster.modified(by_name[name])
+        everyone[name] = replace(result, late=roster.lateness(work.assignment, submitted,
+                                                              person))
+    if work.times and work.assignment.due:
+        untimed = sorted(set(graded) - set(work.times))
+        if untimed:
+            print(texts.WARN_NO_TIME.format(students=", ".join(untimed)), file=sys.stderr)
+    if people is not None:
+        strangers = sorted(set(by_name) - set(people))
+        if strangers:
+            print(texts.WARN_NOT_ON_ROSTER.format(students=", ".join(strangers)),
+                  file=sys.stderr)
+        for name in people:
+            if name not in by_name:
+                everyone[name] = roster.absent(name, work.assignment.exercises)
+    return [everyone[name] for name in sorted(everyone)]
 
 
 def private_paths(submissions: Path, out: Path, solutions: Path) -> tuple[Path, ...]:
@@ -284,37 +389,51 @@ def private_paths(submissions: Path, out: Path, solutions: Path) -> tuple[Path, 
     return (submissions, out, solutions)
 
 
-def write(out: Path, results: Sequence[StudentResult], batch: Batch) -> None:
-    """Write ``results.json``, ``gradebook.csv``, ``feedback/<student>.md`` (and remove the
-    feedback of anyone else), ``summary.md`` and ``summary.png``, each atomically."""
+def write(out: Path, results: Sequence[StudentResult], batch: Batch,
+          similar: Sequence[similarity.Pair] = ()) -> None:
+    """Write ``results.json``, ``gradebook.csv``, ``feedback/<student>.md`` and ``.html`` for
+    everyone who handed something in (and remove the feedback of anyone else), ``summary.md``
+    and ``summary.png``, ``similarity.html`` (the table of similar pairs also ends
+    ``summary.md``), each atomically."""
     feedback_folder = out / "feedback"
     feedback_folder.mkdir(parents=True, exist_ok=True)
     report = {
         "jax_version": jax.__version__,
         **batch.to_json(),
-        "exercises": [e.name for e in EXERCISES],
         "students": {r.student: r.to_json() for r in results},
+        "similar": [pair.to_json() for pair in similar],
     }
     write_atomic(out / "results.json", json.dumps(report, indent=2, allow_nan=False))
-    write_atomic(out / "gradebook.csv", gradebook_csv(results))
-    written = {f"{r.student}.md" for r in results}
-    for r in results:
+    write_atomic(out / "gradebook.csv", gradebook_csv(results, batch.exercises))
+    handed_in = [r for r in results if not r.missing]  # no feedback for who sent nothing
+    written = {f"{r.student}{suffix}" for r in handed_in for suffix in feedback.SUFFIXES}
+    for r in handed_in:
         write_atomic(feedback_folder / f"{r.student}.md", feedback.markdown(r))
-    for stale in feedback_folder.glob("*.md"):
-        if stale.name not in written:
+        write_atomic(feedback_folder / f"{r.student}.html", feedback.page(r))
+    for stale in feedback_folder.iterdir():
+        if stale.suffix in feedback.SUFFIXES and stale.name not in written:
             stale.unlink()
-    write_atomic(out / summary.MARKDOWN, summary.markdown(results))
+    write_atomic(out / summary.MARKDOWN,
+                 summary.markdown(results) + "\n" + similarity.markdown(similar))
     write_atomic(out / summary.PNG, summary.png(results))
+    write_atomic(out / similarity.HTML, similarity.page(similar))
 
 
-def gradebook_csv(results: Sequence[StudentResult]) -> str:
-    """One row per student: the points of each exercise, then the total."""
+#: The gradebook's columns after the student and the exercises.
+GRADEBOOK_TAIL = ("points", "days_late", "penalty", "total", "standing", "submitted_at")
+
+
+def gradebook_csv(results: Sequence[StudentResult], exercises: Sequence[str]) -> str:
+    """One row per student: the points of each exercise, their sum (``points``), days late
+    and the points that costs, the ``total`` that counts, the standing (on time, late,
+    missing; "handed in" without a due date) and when it was handed in."""
     text = io.StringIO()
     writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["student", *(e.name for e in EXERCISES), "total"])
+    writer.writerow(["student", *exercises, *GRADEBOOK_TAIL])
     for r in sorted(results, key=lambda r: r.student):
-        writer.writerow(
-            [r.student, *(f"{r.exercises[e.name].points:g}" for e in EXERCISES), f"{r.total:g}"]
-        )
+        late = r.late
+        writer.writerow([r.student, *(f"{r.exercises[name].points:g}" for name in exercises),
+                         f"{r.total:g}", late.days if late else 0, f"{r.penalty:g}",
+                         f"{r.final:g}", r.standing, late.submitted if late else ""])
     return text.getvalue()
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader.grading import grade, texts
 from grader.grading.grade import Batch, Shard
+from grader.grading.similarity import Pair
 from grader.results import StudentResult
 
 #: What a results.json must record to be merged.
@@ -37,6 +38,7 @@ class Slice:
     folder: Path
     batch: Batch
     results: list[StudentResult]
+    similar: list[Pair]
 
 
 def read(folder: Path) -> Slice:
@@ -58,14 +60,15 @@ def read(folder: Path) -> Slice:
                    for name, result in data["students"].items()]
         for result in results:  # points that are not numbers fail here, not while writing
             json.dumps(result.to_json(), allow_nan=False)
+        similar = [Pair.from_json(pair) for pair in data.get("similar", [])]
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise MergeError(texts.MERGE_DAMAGED.format(path=path, why=_why(exc))) from None
-    return Slice(folder, batch, results)
+    return Slice(folder, batch, results, similar)
 
 
-def combine(slices: Sequence[Slice]) -> tuple[Batch, list[StudentResult]]:
-    """One class out of its slices: what the whole records, and every student's result in
-    name order."""
+def combine(slices: Sequence[Slice]) -> tuple[Batch, list[StudentResult], list[Pair]]:
+    """One class out of its slices: what the whole records, every student's result in name
+    order, and the similar pairs (each slice found those of the whole class)."""
     first = slices[0]
     for other in slices[1:]:
         _same_grading(first, other)
@@ -81,18 +84,21 @@ def combine(slices: Sequence[Slice]) -> tuple[Batch, list[StudentResult]]:
             if seen[0].to_json() != result.to_json():
                 raise MergeError(texts.MERGE_CONFLICT.format(
                     student=result.student, a=seen[1], b=piece.folder))
-    roster = first.batch.roster
-    absent = [name for name in roster if name not in merged]
+    names = first.batch.names
+    absent = [name for name in names if name not in merged]
     if absent:
         raise MergeError(texts.MERGE_INCOMPLETE.format(students=_names(absent)))
-    strangers = sorted(set(merged) - set(roster))
+    # every slice lists who is on the roster but handed nothing in; nobody else may appear
+    strangers = sorted(name for name, (result, _) in merged.items()
+                       if name not in names and not result.missing)
     if strangers:
         raise MergeError(texts.MERGE_STRANGERS.format(students=_names(strangers)))
-    whole = Batch(first.batch.grader, first.batch.limits, Shard(), roster)
-    return whole, [merged[name][0] for name in roster]
+    whole = replace(first.batch, shard=Shard())
+    return whole, [merged[name][0] for name in sorted(merged)], first.similar
 
 
-def gather(folders: Sequence[Path], out: Path) -> tuple[Batch, list[StudentResult]]:
+def gather(folders: Sequence[Path],
+           out: Path) -> tuple[Batch, list[StudentResult], list[Pair]]:
     """Read the slices in ``folders`` and check that they make one class, to be written to
     ``out`` (which must not be one of them); nothing is written yet."""
     if out.resolve() in {folder.resolve() for folder in folders}:
@@ -102,8 +108,8 @@ def gather(folders: Sequence[Path], out: Path) -> tuple[Batch, list[StudentResul
 
 def merge(folders: Sequence[Path], out: Path) -> list[StudentResult]:
     """Put the slices in ``folders`` together and write the outputs of the class to ``out``."""
-    batch, results = gather(folders, out)
-    grade.write(out, results, batch)
+    batch, results, similar = gather(folders, out)
+    grade.write(out, results, batch, similar)
     return results
 
 
@@ -117,8 +123,14 @@ def _same_grading(a: Slice, b: Slice) -> None:
     if a.batch.shard.count != b.batch.shard.count:
         raise MergeError(texts.MERGE_OTHER_SPLIT.format(
             a=a.folder, sa=a.batch.shard, b=b.folder, sb=b.batch.shard))
-    if a.batch.roster != b.batch.roster:
+    if a.batch.names != b.batch.names or a.similar != b.similar:
         raise MergeError(texts.MERGE_OTHER_CLASS.format(a=a.folder, b=b.folder))
+    if (a.batch.assignment, a.batch.exercises) != (b.batch.assignment, b.batch.exercises):
+        raise MergeError(texts.MERGE_OTHER_WORK.format(
+            a=a.folder, b=b.folder, wa=a.batch.assignment or "the whole course",
+            wb=b.batch.assignment or "the whole course"))
+    if a.batch.people != b.batch.people:
+        raise MergeError(texts.MERGE_OTHER_ROSTER.format(a=a.folder, b=b.folder))
 
 
 def _names(names: Sequence[str]) -> str:

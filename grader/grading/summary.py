@@ -11,7 +11,8 @@ those, one who did not get full marks *failed* it, *partly* when the exercise's 
 outcome is drawn in the colour the notebook's feedback gives its status
 (:func:`grader.palette.status_colour`). The failure rate of an exercise is the share of the
 students who handed it in and failed it; an exercise that nobody handed in has no rate and is
-left out.
+left out. Totals are those that count, after any late penalty; students on the roster who
+handed nothing in are left out of the figures and counted in the first line.
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def tallies(results: Sequence[StudentResult]) -> list[Tally]:
     """Every exercise someone handed in, the most failed first: by failure rate, then by the
     number of students who failed it, then in course order."""
     counts: dict[str, dict[str, int]] = {}
-    for result in results:
+    for result in _handed_in(results):
         for name, exercise in result.exercises.items():
             kinds = counts.setdefault(name, {})
             kinds[outcome(exercise)] = kinds.get(outcome(exercise), 0) + 1
@@ -141,8 +142,14 @@ def figure(results: Sequence[StudentResult]):
     return drawn
 
 
+def _handed_in(results: Sequence[StudentResult]) -> list[StudentResult]:
+    """The students who handed something in: the summary leaves out who is missing."""
+    return [r for r in results if not r.missing]
+
+
 def _histogram(axes, results: Sequence[StudentResult]) -> None:
-    totals = [r.total for r in results]
+    results = _handed_in(results)
+    totals = [r.final for r in results]
     top = max((r.max_total for r in results), default=0.0) or 1.0
     axes.hist(totals, bins=max(1, min(30, round(top))), range=(0, top),
               color=status_colour(msg.NOT_ATTEMPTED))
@@ -178,15 +185,19 @@ def _rates(axes, found: Sequence[Tally]) -> None:
 
 
 def _spread(results: Sequence[StudentResult]) -> str:
+    missing = len(results) - len(_handed_in(results))
+    absent = texts.SUMMARY_MISSING.format(count=missing) if missing else ""
+    results = _handed_in(results)
     if not results:
-        return texts.SUMMARY_NO_STUDENT
-    totals = [r.total for r in results]
+        return texts.SUMMARY_NO_STUDENT + absent
+    totals = [r.final for r in results]
     top = max(r.max_total for r in results)
+    late = sum(bool(r.late and r.late.days) for r in results)
     return texts.SUMMARY_SPREAD.format(
         students=len(results), top=top, mean=statistics.fmean(totals),
         median=statistics.median(totals), low=min(totals), high=max(totals),
         full=sum(t == top for t in totals),
-    )
+    ) + (texts.SUMMARY_LATE.format(count=late) if late else "") + absent
 
 
 def _failure(t: Tally) -> str:

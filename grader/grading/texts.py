@@ -48,7 +48,8 @@ WARN_STORE_CHANGED = (
     "submission running without the sandbox?); they were written again from the grader's own "
     "results"
 )
-BATCH_NOT_NAMES = "the class is not a list of names"
+BATCH_NOT_NAMES = "the class or the exercises are not a list of names"
+BATCH_BAD_ROSTER = "the roster is not a table of names to id, display name and email"
 NO_SOLUTIONS = "the reference solutions folder {solutions} does not exist"
 SOLUTIONS_UNREADABLE = "cannot read the reference solutions: {problems}"
 SOLUTION_FAILS = (
@@ -56,6 +57,51 @@ SOLUTION_FAILS = (
     "problems: {problems}"
 )
 SAME_STUDENT = "several entries belong to the same student: {students}"
+
+# --- regrading some students: --student (grader/grading/grade.py) -------------------------
+STUDENT_UNKNOWN = "--student {students}: no such entry in the submissions folder"
+STUDENT_NOTHING_GRADED = (
+    "--student regrades into a graded class, but {out} holds no results.json: grade the "
+    "class first"
+)
+WARN_OTHER_GRADER = (
+    "warning: {out} was graded by another version of the grader, its tests, the solutions or "
+    "JAX: the students regraded now and the others were not graded alike (grade the class "
+    "again, with --force, to make them so)"
+)
+STUDENT_AND_SHARD = "--student regrades into a whole class: leave out --shard"
+STUDENT_DAMAGED = "{path} cannot be read as the grader's results ({why})"
+STUDENT_OTHER_WORK = (
+    "{out} holds {before}, not these exercises: give the same --assignment as when the class "
+    "was graded"
+)
+STUDENT_A_SLICE = (
+    "{out} holds slice {shard} of a class: regrade into the merged folder, or regrade the "
+    "slice with --shard"
+)
+
+# --- the roster and the submission times (grader/grading/roster.py) -----------------------
+CSV_UNREADABLE = "not a readable CSV file ({why})"
+CSV_EMPTY = "the file is empty: it needs a header line"
+CSV_TOO_MANY_CELLS = "more cells than the header has columns"
+ROSTER_UNKNOWN_COLUMN = (
+    "unknown column {column!r}; columns: {known}, and extension_days:ASSIGNMENT for the "
+    "assignments {assignments}"
+)
+ROSTER_NO_NAME = "no name column: it holds each student's entry name in the submissions folder"
+ROSTER_EMPTY_NAME = "a row without a name"
+ROSTER_DUPLICATE = "{name!r} is listed twice"
+ROSTER_BAD_DAYS = "{column} is {value!r}: a number of days, 0 or more"
+TIMES_HEADER = "the header must be exactly: name,submitted_at"
+TIMES_BAD = "{value!r} is not a date and time such as 2026-12-04T23:59:00+01:00"
+TIMES_NO_ZONE = (
+    "{value!r} has no time zone: add its offset (+01:00), or set timezone in course.toml"
+)
+WARN_NOT_ON_ROSTER = "warning: graded, but not on the roster: {students}"
+WARN_NO_TIME = (
+    "warning: the times file does not say when {students} handed in: the newest change of "
+    "their files is taken instead"
+)
 
 # --- stored results (grader/grading/store.py) ---------------------------------------------
 NOT_JSON = "{constant} is not JSON"
@@ -68,7 +114,9 @@ SUMMARY_SPREAD = (
     "{students} student(s), total points out of {top:g}: mean {mean:.1f}, median {median:g}, "
     "lowest {low:g}, highest {high:g}; {full} with full marks"
 )
-SUMMARY_NO_STUDENT = "no student in this batch"
+SUMMARY_NO_STUDENT = "no student in this batch handed anything in"
+SUMMARY_LATE = "; {count} late (totals after the penalty)"
+SUMMARY_MISSING = "; {count} on the roster handed nothing in"
 SUMMARY_FAILURE = (
     "{exercise}: {failures} of {handed_in} ({rate:.0%}) without full marks "
     "({failed} failed, {partial} partly)"
@@ -80,6 +128,27 @@ SUMMARY_RATE_DEFINITION = (
     "how many did not get full marks, the most failed first. Exercises nobody handed in are "
     "left out."
 )
+
+# --- exporting the gradebook for an LMS (grader/grading/export.py) ------------------------
+EXPORT_UNKNOWN_FORMAT = "unknown format {form!r}; formats: {known}"
+EXPORT_A_SLICE = "{out} holds slice {shard} of a class: merge the slices, then export"
+EXPORT_WHOLE_COURSE = "course"
+EXPORT_MISSING = "nothing handed in"
+EXPORT_PENALTY = " ({points:g} earned, less {penalty:g} for {days} day(s) late)"
+
+# --- similar code (grader/grading/similarity.py) ------------------------------------------
+SIMILARITY_INTRO = (
+    "Pairs of students whose code for one exercise is alike once names, strings, comments and "
+    "layout are set aside and what the course gives everyone (stub, lessons, reference "
+    "solution) is removed: one of the two has at least {threshold:.0%} of its code in the "
+    "other's, and they share at least {shared} characters of it. This flags; it does not "
+    "judge: read the code side by side in {page}."
+)
+SIMILARITY_NONE = "No pair of submissions is that alike."
+WARN_NO_SIMILARITY = (
+    "warning: the similarity report could not be made ({why}); the grades are not affected"
+)
+SIMILARITY_FOUND = "{count} pair(s) of submissions with similar code: read {page}"
 
 # --- merging the slices of --shard (grader/grading/merge.py) ------------------------------
 MERGE_NOT_A_FOLDER = "{folder} is not a folder"
@@ -97,6 +166,8 @@ MERGE_OTHER_SPLIT = (
     "{a} is slice {sa} but {b} is slice {sb}: every slice must come from one --shard K/N "
     "split, with the same N"
 )
+MERGE_OTHER_WORK = "{a} graded {wa} but {b} graded {wb}: merge slices of one assignment"
+MERGE_OTHER_ROSTER = "{a} and {b} were graded with different rosters"
 MERGE_OTHER_CLASS = (
     "{a} and {b} were cut from different classes (the submissions folder changed between "
     "them): grade every slice from the same folder"

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 import sysconfig
+import urllib.request
+import zipfile
 
 import pytest
+from servers import free_port, stop, wait_until_up
 
-from grader import cases, course
+from grader import assignments, cases, course
 from grader.authoring import validate
 from grader.authoring.release import ReleaseError, release
 
@@ -77,5 +82,100 @@ def test_a_release_never_overwrites(tmp_path):
 
 @pytest.mark.slow
 def test_the_course_validates():
-    """Do solutions score full marks, stubs zero, with public and hidden tests everywhere?"""
-    assert validate.problems() == []
+    """Do solutions score full marks, stubs zero, with public and hidden tests everywhere,
+    and does each step say what it checked as it goes?"""
+    said: list[str] = []
+    assert validate.problems(say=said.append) == []
+    steps = [line.split("] ", 1)[1] for line in said]
+    every = cases.load()
+    assert steps[0] == (f"exercises/ is what solutions/ generates ({len(course.LESSONS)} "
+                        "notebooks): ok")
+    assert steps[1] == (f"every one of the {len(course.EXERCISES)} exercises has public and "
+                        f"hidden tests ({sum(not c.hidden for c in every)} public, "
+                        f"{sum(c.hidden for c in every)} hidden): ok")
+    points = sum(c.points for c in every)
+    assert steps[3] == f"the reference solutions pass every test: {points:g} points of {points:g}"
+    assert steps[5] == (f"the stubs score 0 and every one of the {len(course.EXERCISES)} is "
+                        "'not attempted': ok")
+
+
+# --- an assignment's bundle, and what its README and Makefile offer students ----------------
+def test_an_assignment_bundle_holds_its_lessons_and_says_what_and_when(tmp_path):
+    """Does `release --assignment` ship only the assignment's lesson and exercise notebooks,
+    a landing page listing only them (every link there), and a README for students naming
+    its exercises, the due date and the late policy, with nothing of the instructor's?"""
+    bundle = tmp_path / "bundle"
+    assignment = assignments.find("04_prng")
+    files = release(bundle, assignment=assignment)
+    assert [f for f in files if f.startswith(("notebooks/", "exercises/"))] == [
+        "exercises/04_prng.ipynb", "notebooks/04_prng.ipynb"]
+    assert {"Makefile", "setup.mk", "README.md"} <= set(files)
+    landing = (bundle / "start_here.ipynb").read_text()
+    links = set(re.findall(r"\]\(((?:notebooks|exercises)/[^)]+)\)", landing))
+    assert links == {"notebooks/04_prng.ipynb", "exercises/04_prng.ipynb"}
+    text = (bundle / "README.md").read_text()
+    assert "Assignment **04_prng**" in text
+    assert all(f"`{name}`" in text for name in assignment.exercises)
+    assert f"Hand it in by **{assignment.due.isoformat(sep=' ', timespec='minutes')}**" in text
+    assert "loses 10% of its points for each day" in text
+    for instructor in ("hidden tests on a forced", "--shard", "python -m grader grade",
+                       "solutions/"):
+        assert instructor not in text, instructor
+    whole = release(tmp_path / "whole")
+    assert "exercises/01_sharding.ipynb" in whole
+    assert "Hand it in by" not in (tmp_path / "whole" / "README.md").read_text()
+
+
+def bundle_make(bundle, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    return subprocess.run(["make", "-s", "--no-print-directory", *args], cwd=bundle, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_every_target_of_the_students_makefile_works_in_the_bundle(tmp_path):
+    """In a fresh bundle: does `make check` install the lock (without the course's dev tools)
+    and run the public tests of the notebook named, does `make handin` pack the exercise
+    notebooks, does `make lab` serve JupyterLab on the landing page, and does `make clean`
+    remove what make installed but no notebook?"""
+    bundle = tmp_path / "bundle"
+    release(bundle, assignment=assignments.find("03_collectives"))
+    done = bundle_make(bundle, "check", "NOTEBOOK=exercises/03_collectives.ipynb")
+    assert done.returncode == 0, done.stderr
+    assert "0 of 11 exercises pass the public tests" in done.stdout
+    assert "ring_shift: not attempted (0/2)" in done.stdout
+    assert (bundle / ".venv" / "bin" / "python").exists()
+    assert not (bundle / ".venv" / "bin" / "ruff").exists()  # the dev extra is the course's
+    code = "import grader; print(grader.__file__)"
+    where = subprocess.run([bundle / ".venv" / "bin" / "python", "-c", code], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=60).stdout
+    assert where.startswith(str(bundle)), where  # the bundle's own grader, installed editable
+
+    done = bundle_make(bundle, "handin")
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(bundle / "handin.zip") as packed:
+        assert packed.namelist() == ["03_collectives.ipynb"]
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY",
+                                                            "MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
+    env |= {"JUPYTER_TOKEN": "bundle-token", "JUPYTER_CONFIG_DIR": str(tmp_path / "config"),
+            "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime"),
+            "JUPYTER_DATA_DIR": str(tmp_path / "data"), "IPYTHONDIR": str(tmp_path / "ip")}
+    log = tmp_path / "lab.log"
+    with log.open("w") as out:
+        server = subprocess.Popen(["make", "-s", "lab", f"PORT={port}", "IP=127.0.0.1"],
+                                  cwd=bundle, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(server, url, "bundle-token", log)
+        with urllib.request.urlopen(f"{url}/?token=bundle-token", timeout=10) as answer:
+            assert answer.url.split("?")[0] == f"{url}/lab/tree/start_here.ipynb"
+    finally:
+        stop(server, url, "bundle-token")
+
+    done = bundle_make(bundle, "clean")
+    assert done.returncode == 0, done.stderr
+    assert not (bundle / ".venv").exists() and not (bundle / "handin.zip").exists()
+    assert (bundle / "exercises" / "03_collectives.ipynb").exists()

@@ -8,16 +8,22 @@ shown but not kept.
 
 from __future__ import annotations
 
+import csv
 import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import stand_in
 
-from grader import cases
+from grader import assignments, cases
 from grader import messages as msg
+from grader.assignments import LatePolicy
 from grader.course import EXERCISES
-from grader.grading import grade, submission
+from grader.grading import grade, submission, texts
 from grader.grading.progress import Progress
+from grader.grading.roster import Person
 from grader.results import ExerciseResult, StudentResult, TestResult
 from grader.workers import process
 from grader.workers.run import Run
@@ -84,6 +90,7 @@ def test_grade_reports_progress_stores_each_result_and_undoes_tampering(
     monkeypatch.setattr(grade, "grade_entry", lambda entry, *a, **k: stand_in_result(entry))
     grade.grade(batch, out, jobs=1)
     (out / "feedback" / "old-student.md").write_text("from another class")
+    (out / "feedback" / "old-student.html").write_text("from another class")
     (batch / "cid.py").write_text("2")  # cid changed: graded again, ann and bob kept
 
     def tampering(entry, *args, **kwargs):  # what a submission could do without the sandbox
@@ -105,7 +112,8 @@ def test_grade_reports_progress_stores_each_result_and_undoes_tampering(
         "own results"]
     stored = json.loads((out / ".results" / "ann.json").read_text())["result"]
     assert stored == results[0].to_json()
-    assert sorted(p.name for p in (out / "feedback").iterdir()) == ["ann.md", "bob.md", "cid.md"]
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == [
+        f"{name}{suffix}" for name in ("ann", "bob", "cid") for suffix in (".html", ".md")]
 
 
 def test_a_result_the_grader_could_not_finish_is_shown_but_not_kept(
@@ -188,3 +196,148 @@ def test_a_submission_cannot_fill_its_feedback_with_problems():
     result = grade.assemble("eve", [], runs, {})
     assert len(result.problems) == grade.MAX_PROBLEMS + 1
     assert result.problems[-1] == msg.MSG_MORE_PROBLEMS.format(count=1000 - grade.MAX_PROBLEMS)
+
+
+# --- assignments, late work, the roster, regrading one student ----------------------------
+COLLECTIVES = assignments.find("03_collectives")
+
+
+def test_an_assignment_grades_and_reports_only_its_exercises(tmp_path, monkeypatch):
+    """With an assignment, do the results, the gradebook, the feedback and the summary hold
+    its exercises only, with its maximum, and does the store not mix it with the course?"""
+    stand_in.use(monkeypatch)
+    batch = stand_in.make_class(tmp_path / "class", {"ann": 4, "bob": 0})
+    out = tmp_path / "out"
+    results = grade.grade(batch, out, jobs=1, work=grade.Work(COLLECTIVES))
+    wanted = list(COLLECTIVES.exercises)
+    assert all(list(r.exercises) == wanted for r in results)
+    report = json.loads((out / "results.json").read_text())
+    assert report["assignment"] == "03_collectives" and report["exercises"] == wanted
+    assert results[0].max_total == 4 + len(wanted) - 1  # ring_shift's 4, 1 for each other
+    header = (out / "gradebook.csv").read_text().splitlines()[0].split(",")
+    assert header == ["student", *wanted, *grade.GRADEBOOK_TAIL]
+    feedback_md = (out / "feedback" / "bob.md").read_text()
+    assert "is_congruent" not in feedback_md and "`ring_shift`" in feedback_md
+    assert f"out of {results[0].max_total:g}" in (out / "summary.md").read_text()
+    # the whole course into the same folder is graded anew, not taken from the store
+    whole = grade.grade(batch, out, jobs=1)
+    assert list(whole[0].exercises) == [e.name for e in EXERCISES]
+
+
+def test_late_work_costs_its_percentage_and_an_extension_moves_the_due_date(
+        tmp_path, monkeypatch):
+    """Against a due date with 10% a day (capped at 50%) and 15 minutes of grace: is a
+    submission 2 days late docked 20% of its points, one in the grace period nothing, one a
+    week late 50%, and one with a 3-day extension nothing? Are raw points, penalty and final
+    points in the gradebook and the feedback?"""
+    stand_in.use(monkeypatch)
+    due = datetime(2027, 1, 29, 23, 59, tzinfo=UTC)
+    work = grade.Work(
+        replace(COLLECTIVES, due=due, late=LatePolicy(10, 15, 50)),
+        roster={name: Person(name, extensions={"03_collectives": 3} if name == "eve" else {})
+                for name in ("ann", "bob", "cid", "eve")},
+        times={"ann": due + timedelta(days=1, hours=2), "bob": due + timedelta(minutes=10),
+               "cid": due + timedelta(days=7), "eve": due + timedelta(days=2)})
+    batch = stand_in.make_class(tmp_path / "class", dict.fromkeys(("ann", "bob", "cid", "eve"),
+                                                                  4))
+    results = {r.student: r for r in grade.grade(batch, tmp_path / "out", jobs=1, work=work)}
+    assert {n: (r.late.days, r.penalty, r.final, r.standing) for n, r in results.items()} == {
+        "ann": (2, 0.8, 3.2, "late"), "bob": (0, 0, 4, "on time"),
+        "cid": (7, 2, 2, "late"), "eve": (0, 0, 4, "on time")}
+    assert results["eve"].late.due == "2027-02-01T23:59:00+00:00"
+    with (tmp_path / "out" / "gradebook.csv").open(newline="") as handle:
+        rows = {row["student"]: row for row in csv.DictReader(handle)}
+    assert (rows["ann"]["points"], rows["ann"]["days_late"], rows["ann"]["penalty"],
+            rows["ann"]["total"], rows["ann"]["standing"]) == ("4", "2", "0.8", "3.2", "late")
+    assert rows["ann"]["submitted_at"] == "2027-01-31T01:59:00+00:00"
+    ann = (tmp_path / "out" / "feedback" / "ann.md").read_text()
+    assert "Total: 3.2 / 14 points (4 earned, less 0.8 for handing in 2 day(s) late: 20%)" in ann
+
+
+def test_without_times_a_submission_is_as_late_as_its_newest_file(tmp_path, monkeypatch):
+    stand_in.use(monkeypatch)
+    due = datetime(2027, 1, 29, 23, 59, tzinfo=UTC)
+    batch = stand_in.make_class(tmp_path / "class", {"ann": 4},
+                                when=(due + timedelta(hours=30)).timestamp())
+    work = grade.Work(replace(COLLECTIVES, due=due, late=LatePolicy(10, 0, 100)))
+    (ann,) = grade.grade(batch, tmp_path / "out", jobs=1, work=work)
+    assert (ann.late.days, ann.final) == (2, 3.2)
+
+
+def test_the_roster_gives_the_missing_a_zero_and_names_who_is_not_on_it(
+        tmp_path, monkeypatch, capsys):
+    """Does a student on the roster with no submission get a row with 0 points, status
+    missing and no feedback, left out of the summary's figures; and is a submission not on
+    the roster graded and named in a warning?"""
+    stand_in.use(monkeypatch)
+    batch = stand_in.make_class(tmp_path / "class", {"ann": 4, "zed": 1})
+    roster = {name: Person(name, id=f"s{i}") for i, name in enumerate(("ann", "dan"))}
+    out = tmp_path / "out"
+    results = grade.grade(batch, out, jobs=1, work=grade.Work(COLLECTIVES, roster))
+    assert [(r.student, r.final, r.standing) for r in results] == [
+        ("ann", 4, "on time"), ("dan", 0, "missing"), ("zed", 1, "on time")]
+    # what the missing one did not hand in is worth what the grader's tests give it
+    assert results[1].max_total == sum(c.points for c in cases.load()
+                                       if c.exercise in COLLECTIVES.exercises)
+    assert capsys.readouterr().err.splitlines() == [
+        texts.WARN_NOT_ON_ROSTER.format(students="zed")]
+    rows = (out / "gradebook.csv").read_text().splitlines()
+    assert rows[2].startswith("dan,") and rows[2].split(",")[-3:] == ["0", "missing", ""]
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == [
+        "ann.html", "ann.md", "zed.html", "zed.md"]
+    summary_text = (out / "summary.md").read_text()
+    assert "2 student(s)" in summary_text and "1 on the roster handed nothing in" in summary_text
+    report = json.loads((out / "results.json").read_text())
+    assert report["roster"]["ann"]["id"] == "s0"
+    assert report["students"]["dan"]["standing"] == "missing"
+
+
+def test_regrading_one_student_keeps_the_others_and_rewrites_every_output(
+        tmp_path, monkeypatch):
+    """--student: is only that student graded again (even when unchanged), everyone else
+    taken from results.json as it was, and the gradebook, feedback and summary rewritten?"""
+    stand_in.use(monkeypatch)
+    batch = stand_in.make_class(tmp_path / "class", {"ann": 4, "bob": 1, "cid": 0})
+    out = tmp_path / "out"
+    grade.grade(batch, out, jobs=1, work=grade.Work(COLLECTIVES))
+    (batch / "ann.py").write_text("0")  # changed, but not asked for: kept as graded
+    (batch / "bob.py").write_text("3")
+    shown = Recorder()
+    results = grade.grade(batch, out, jobs=1, work=grade.Work(COLLECTIVES), only=["bob"],
+                          progress=shown)
+    assert shown.events == [("start", 1), ("begin", "bob"), ("finish", "bob", False)]
+    assert [(r.student, r.total) for r in results] == [("ann", 4), ("bob", 3), ("cid", 0)]
+    with (out / "gradebook.csv").open(newline="") as handle:
+        assert [(row["student"], row["ring_shift"], row["total"])
+                for row in csv.DictReader(handle)] == [("ann", "4", "4"), ("bob", "3", "3"),
+                                                       ("cid", "0", "0")]
+    assert "3 / 14" in (out / "feedback" / "bob.md").read_text()
+    report = json.loads((out / "results.json").read_text())
+    assert sorted(report["students"]) == ["ann", "bob", "cid"]
+    assert report["students"]["ann"]["total"] == 4
+
+
+@pytest.mark.parametrize(("only", "work", "says"), [
+    (["nobody"], grade.Work(COLLECTIVES), "--student nobody: no such entry"),
+    (["bob"], grade.Work(), "holds 03_collectives, not these exercises"),
+])
+def test_a_regrade_that_cannot_be_done_says_why(tmp_path, monkeypatch, only, work, says):
+    stand_in.use(monkeypatch)
+    batch = stand_in.make_class(tmp_path / "class", {"ann": 4, "bob": 1})
+    with pytest.raises(grade.GradingError, match="holds no results.json: grade the class"):
+        grade.grade(batch, tmp_path / "out", jobs=1, work=grade.Work(COLLECTIVES), only=["bob"])
+    grade.grade(batch, tmp_path / "out", jobs=1, work=grade.Work(COLLECTIVES))
+    with pytest.raises(grade.GradingError, match=says):
+        grade.grade(batch, tmp_path / "out", jobs=1, work=work, only=only)
+
+
+def test_regrading_with_another_grader_says_the_class_is_no_longer_graded_alike(
+        tmp_path, monkeypatch, capsys):
+    stand_in.use(monkeypatch)
+    batch = stand_in.make_class(tmp_path / "class", {"ann": 4, "bob": 1})
+    grade.grade(batch, tmp_path / "out", jobs=1)
+    monkeypatch.setattr(grade, "grader_fingerprint", lambda *args: "f" * 64)
+    capsys.readouterr()
+    grade.grade(batch, tmp_path / "out", jobs=1, only=["bob"])
+    assert capsys.readouterr().err.splitlines() == [
+        texts.WARN_OTHER_GRADER.format(out=tmp_path / "out")]

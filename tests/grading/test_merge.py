@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli
+from grader import assignments, cli
 from grader.course import EXERCISES
 from grader.grading import grade, submission
 from grader.grading.grade import Batch, Shard
+from grader.grading.roster import Person
 from grader.results import ExerciseResult, StudentResult, TestResult
 
 PREFIX = "python -m grader: error: "
@@ -109,7 +110,8 @@ def test_a_slice_grades_and_records_only_its_students(fake_grading, class_folder
     assert len(report["grader"]) == 64 and report["limits"].startswith("Limits(")
     rows = (out / "gradebook.csv").read_text().splitlines()
     assert [row.split(",")[0] for row in rows[1:]] == ["ann", "eve"]
-    assert sorted(p.name for p in (out / "feedback").iterdir()) == ["ann.md", "eve.md"]
+    assert sorted(p.name for p in (out / "feedback").iterdir()) == [
+        "ann.html", "ann.md", "eve.html", "eve.md"]
 
 
 def test_grading_in_slices_then_merging_equals_grading_in_one_go(
@@ -125,8 +127,8 @@ def test_grading_in_slices_then_merging_equals_grading_in_one_go(
     assert cli.main(["merge", *map(str, reversed(slices)), "--out", str(merged)]) == 0
     assert outputs(merged) == outputs(whole)
     assert sorted(outputs(whole)) == [
-        *(f"feedback/{name}.md" for name in sorted(CLASS)),
-        "gradebook.csv", "results.json", "summary.md", "summary.png"]
+        *(f"feedback/{name}{suffix}" for name in sorted(CLASS) for suffix in (".html", ".md")),
+        "gradebook.csv", "results.json", "similarity.html", "summary.md", "summary.png"]
 
 
 def test_the_same_slice_given_twice_is_merged_once(fake_grading, class_folder, tmp_path):
@@ -323,3 +325,29 @@ def test_merge_without_slices_or_out_is_a_usage_error(capsys, good):
         assert stopped.value.code == 2
         err = capsys.readouterr().err
         assert len(err.splitlines()) == 1 and "error:" in err
+
+
+def test_slices_graded_with_a_roster_merge_into_the_class_with_its_missing_students(
+        fake_grading, class_folder, tmp_path):
+    """Does each slice list who is on the roster but handed nothing in, and does the merge
+    take them once, to equal the class graded in one go?"""
+    people = {name: Person(name) for name in [*CLASS, "hal", "ivy"]}
+    work = grade.Work(assignments.find("03_collectives"), people)
+    whole = tmp_path / "whole"
+    grade.grade(class_folder, whole, work=work)
+    slices = [tmp_path / f"slice{k}" for k in (1, 2)]
+    for k, out in enumerate(slices, start=1):
+        grade.grade(class_folder, out, shard=Shard(k, 2), work=work)
+        assert {"hal", "ivy"} <= set(json.loads((out / "results.json").read_text())["students"])
+    assert cli.main(["merge", *map(str, slices), "--out", str(tmp_path / "m")]) == 0
+    assert outputs(tmp_path / "m") == outputs(whole)
+
+
+def test_slices_of_different_assignments_are_refused(fake_grading, class_folder, capsys,
+                                                     tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    grade.grade(class_folder, one, shard=Shard(1, 2),
+                work=grade.Work(assignments.find("03_collectives")))
+    grade.grade(class_folder, two, shard=Shard(2, 2), work=grade.Work(assignments.find("04_prng")))
+    assert refused(capsys, one, two, "--out", tmp_path / "m") == (
+        f"{one} graded 03_collectives but {two} graded 04_prng: merge slices of one assignment")

@@ -2,19 +2,32 @@
 
 from grader.course import LESSONS
 from grader.grading import report
-from grader.results import ExerciseResult, StudentResult, TestResult
+from grader.results import ExerciseResult, Late, StudentResult, TestResult
 
 
-def student(name: str, earned: float) -> StudentResult:
+def student(name: str, earned: float, exercises=("ring_shift",)) -> StudentResult:
     tests = [TestResult("a", earned, 1, "passed" if earned else "failed"),
              TestResult("b", 0, 1, "failed")]
-    return StudentResult(name, {"ring_shift": ExerciseResult("ring_shift", tests)})
+    return StudentResult(name, {e: ExerciseResult(e, tests) for e in exercises})
 
 
-def test_the_table_has_a_row_per_student_and_a_column_per_lesson():
-    """Are students sorted, with each lesson's points out of its maximum and the total?"""
-    lines = report.table([student("zoe", 1), student("abe", 0)]).splitlines()
-    assert lines[0].split()[0] == "student" and "03_collectives" in lines[0].split()
-    per_lesson = ["0/2" if lesson == "03_collectives" else "0/0" for lesson in LESSONS]
-    assert lines[2].split() == ["abe", *per_lesson, "0/2"]
+def test_the_table_has_a_row_per_student_and_a_column_per_lesson_graded():
+    """Are students sorted, with each lesson graded (and only those) as points out of its
+    maximum, then the total?"""
+    lines = report.table([student("zoe", 1), student("abe", 0, ("ring_shift", "shard_2d"))]
+                         ).splitlines()
+    assert lines[0].split() == ["student", "01_sharding", "03_collectives", "total"]
+    assert lines[2].split() == ["abe", "0/2", "0/2", "0/4"]
     assert lines[3].split()[0] == "zoe" and lines[3].split()[-1] == "1/2"
+    whole = report.table([student("abe", 0, ("ring_shift", "shard_2d", "global_batch",
+                                             "device_keys", "dp_train_step", "count_collectives"))])
+    assert whole.splitlines()[0].split() == ["student", *LESSONS, "total"]
+
+
+def test_late_work_shows_its_standing_and_the_total_after_the_penalty():
+    late = student("ann", 1)
+    late.late = Late("2027-01-02T00:00:00+00:00", "2027-01-01T00:00:00+00:00", 1, 50.0)
+    lines = report.table([late, student("bob", 1)]).splitlines()
+    assert lines[0].split()[-1] == "standing"
+    assert lines[2].split()[-5:] == ["0.5/2", "late", "1", "day(s),", "-0.5"]
+    assert lines[3].split()[-3:] == ["1/2", "handed", "in"]

@@ -107,7 +107,7 @@ def test_a_class_that_passed_everything_and_an_empty_class_say_so():
     perfect = [student("ann", ring_shift=PASSED)]
     assert summary.text(perfect).splitlines()[1] == (
         "every student who handed an exercise in got full marks for it")
-    assert summary.text([]) == "no student in this batch"
+    assert summary.text([]) == "no student in this batch handed anything in"
     assert "no exercise was handed in" in summary.markdown([])
 
 

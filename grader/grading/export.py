@@ -1,0 +1,112 @@
+"""``python -m grader export OUT --format canvas|moodle|csv``: the gradebook of an output
+folder (its ``results.json``) in the columns a learning management system imports.
+
+One row per student, those on the roster who handed in nothing included (0 points); the
+points are the total that counts, after any late penalty. Students are identified from the
+roster given to ``grade`` (id, display name, email; without a roster, by their entry name):
+
+- **canvas**: Canvas's gradebook import, the columns of its own gradebook export:
+  ``Student, ID, SIS User ID, SIS Login ID, Section``, then one column named after the
+  assignment (a name Canvas does not know yet creates the assignment), and a first row
+  ``Points Possible`` with its maximum. The roster's ``id`` goes to ``SIS User ID``, which
+  Canvas matches students by when ``ID`` (its internal number) is empty.
+- **moodle**: Moodle's "Import grades, CSV file": ``Full name, ID number, Email address``,
+  then the assignment's points and a feedback column; on import, identify users by email
+  address or ID number, and map the points column to a grade item.
+- **csv**: everything, for anything else: student, id, display name, email, points earned,
+  penalty, total, maximum, standing, when handed in.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from grader.grading import texts
+from grader.grading.merge import MergeError, read
+from grader.grading.store import write_atomic
+from grader.results import StudentResult
+
+FORMATS = ("canvas", "moodle", "csv")
+
+
+class ExportError(Exception):
+    """The folder cannot be exported; the message says why."""
+
+
+def export(out: Path, form: str, to: Path | None = None) -> tuple[Path, int]:
+    """Write ``out``'s gradebook in format ``form`` to ``to`` (default ``OUT/<form>.csv``);
+    returns where, and how many students."""
+    if form not in FORMATS:
+        raise ExportError(texts.EXPORT_UNKNOWN_FORMAT.format(form=form, known=", ".join(FORMATS)))
+    try:
+        graded = read(out)
+    except MergeError as exc:
+        raise ExportError(str(exc)) from None
+    if graded.batch.shard.count > 1:
+        raise ExportError(texts.EXPORT_A_SLICE.format(out=out, shard=graded.batch.shard))
+    title = graded.batch.assignment or texts.EXPORT_WHOLE_COURSE
+    rows = WRITERS[form](sorted(graded.results, key=lambda r: r.student), title,
+                         graded.batch.people)
+    text = io.StringIO()
+    csv.writer(text, lineterminator="\n").writerows(rows)
+    target = to or out / f"{form}.csv"
+    write_atomic(target, text.getvalue())
+    return target, len(graded.results)
+
+
+def _person(result: StudentResult, people: dict[str, dict[str, str]]) -> dict[str, str]:
+    found = people.get(result.student, {})
+    return {"id": found.get("id", ""), "email": found.get("email", ""),
+            "display_name": found.get("display_name") or result.student}
+
+
+def canvas(results: Sequence[StudentResult], title: str,
+           people: dict[str, dict[str, str]]) -> list[list[str]]:
+    top = max((r.max_total for r in results), default=0.0)
+    rows = [["Student", "ID", "SIS User ID", "SIS Login ID", "Section", title],
+            ["Points Possible", "", "", "", "", f"{top:g}"]]
+    for r in results:
+        person = _person(r, people)
+        rows.append([person["display_name"], "", person["id"], "", "", f"{r.final:g}"])
+    return rows
+
+
+def moodle(results: Sequence[StudentResult], title: str,
+           people: dict[str, dict[str, str]]) -> list[list[str]]:
+    rows = [["Full name", "ID number", "Email address", title, f"Feedback: {title}"]]
+    for r in results:
+        person = _person(r, people)
+        rows.append([person["display_name"], person["id"], person["email"], f"{r.final:g}",
+                     _comment(r)])
+    return rows
+
+
+def plain(results: Sequence[StudentResult], title: str,
+          people: dict[str, dict[str, str]]) -> list[list[str]]:
+    rows = [["student", "id", "display_name", "email", "assignment", "points", "penalty",
+             "total", "max", "standing", "submitted_at"]]
+    for r in results:
+        person = _person(r, people)
+        rows.append([r.student, person["id"], person["display_name"], person["email"], title,
+                     f"{r.total:g}", f"{r.penalty:g}", f"{r.final:g}", f"{r.max_total:g}",
+                     r.standing, r.late.submitted if r.late else ""])
+    return rows
+
+
+def _comment(r: StudentResult) -> str:
+    """One line for the LMS's feedback field: the points, and the penalty if any."""
+    if r.missing:
+        return texts.EXPORT_MISSING
+    line = f"{r.final:g} / {r.max_total:g}"
+    if r.penalty:
+        line += texts.EXPORT_PENALTY.format(points=r.total, penalty=r.penalty,
+                                            days=r.late.days if r.late else 0)
+    return line
+
+
+WRITERS: dict[str, Callable[..., list[list[str]]]] = {
+    "canvas": canvas, "moodle": moodle, "csv": plain}
+

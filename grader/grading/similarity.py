@@ -1,0 +1,276 @@
+"""Pairs of submissions whose code for the same exercise is unusually alike.
+
+For each exercise graded, each student's function (the last top-level ``def`` of that name in
+what they handed in) is normalised and fingerprinted with copydetect: printed back from its
+syntax tree (one layout and quoting, no comments, no docstrings), then reduced to its tokens
+with every name replaced by one letter and every string by another, so renaming variables,
+rewording comments or reflowing lines does not hide a copy. Fingerprints that the
+course hands everyone are removed first: the exercise's stub, every code cell of the lessons,
+and the reference solution (two students who both wrote the expected few lines are not
+alike for that). Each pair is then scored by the share of each one's remaining code found in
+the other's, and by the share of each one's statements found in the other's in the same
+order (padding a copy with useless statements breaks its fingerprints, not that order). A pair
+is listed when one of these shares reaches :data:`THRESHOLD` with enough in common
+(:data:`MIN_SHARED` characters, or :data:`MIN_STATEMENTS` statements), so short answers that
+everyone writes alike are never listed.
+
+It flags; it does not judge: the report shows the two functions side by side with what they
+share marked, for a person to read.
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import io
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from grader import messages as msg
+from grader.course import EXERCISE_NOTEBOOKS, LESSON_NOTEBOOKS
+from grader.grading import submission, texts
+from grader.palette import STATUS_COLOURS
+
+#: A pair is listed when one of its two shares of common code reaches this.
+THRESHOLD = 0.8
+#: ... and the two have at least this many characters of normalised code in common.
+MIN_SHARED = 80
+#: ... or one of the two has this share of its statements in the other's, in the same order,
+#: and they have at least this many statements in common (padding a copy with useless
+#: statements breaks up its fingerprints, not the order of what it copied).
+MIN_STATEMENTS = 5
+#: Fingerprints are hashes of this many characters of normalised code. Every one is kept (no
+#: winnowing window), so the scores do not depend on the hash function, which Python salts
+#: per process: the same class scores the same in every run and in every slice.
+K = 25
+WINDOW = 1
+#: A function longer than this (normalised) is not compared: no exercise needs a tenth of it.
+MAX_CHARACTERS = 20_000
+HTML = "similarity.html"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """Two students' code for one exercise, and how much of it they share."""
+
+    exercise: str
+    students: tuple[str, str]
+    #: For each of the two, the share of their (non-boilerplate) code found in the other's.
+    shares: tuple[float, float]
+    #: Characters of normalised code the two have in common.
+    shared: int
+    #: For each of the two, the share of their (non-boilerplate) statements found in the
+    #: other's in the same order, and how many statements that is.
+    order: tuple[float, float]
+    statements: int
+    code: tuple[str, str]
+    #: For each of the two, the (start, end) character ranges of ``code`` found in the other.
+    spans: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+
+    @property
+    def score(self) -> float:
+        return max(*self.shares, *self.order)
+
+    def alike(self, threshold: float = THRESHOLD) -> bool:
+        return ((max(self.shares) >= threshold and self.shared >= MIN_SHARED)
+                or (max(self.order) >= threshold and self.statements >= MIN_STATEMENTS))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"exercise": self.exercise, "students": list(self.students),
+                "shares": list(self.shares), "shared": self.shared, "order": list(self.order),
+                "statements": self.statements, "code": list(self.code),
+                "spans": [[list(s) for s in side] for side in self.spans]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Pair:
+        a, b = data["students"]
+        spans = tuple(tuple((int(s), int(e)) for s, e in side) for side in data["spans"])
+        return cls(str(data["exercise"]), (str(a), str(b)),
+                   tuple(float(x) for x in data["shares"]), int(data["shared"]),
+                   tuple(float(x) for x in data["order"]), int(data["statements"]),
+                   tuple(str(c) for c in data["code"]), spans)
+
+
+def functions(sources: Iterable[submission.Source], names: Iterable[str]) -> dict[str, str]:
+    """Each top-level function named in ``names`` (the last one defined wins, as when the
+    cells run in order), as :func:`normalised` code; cells that do not parse are skipped."""
+    wanted = set(names)
+    found: dict[str, str] = {}
+    for source in sources:
+        tree = _parse(source.code)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in wanted:
+                try:
+                    code = normalised(node)
+                except (RecursionError, MemoryError, ValueError):
+                    continue  # too deep to print back: nothing to compare
+                if len(code) <= MAX_CHARACTERS:
+                    found[node.name] = code
+    return found
+
+
+def normalised(tree: ast.AST) -> str:
+    """Code as Python prints it back from its syntax tree: one layout, one quoting, no
+    comments and no docstrings (statements split by ``;`` on lines of their own), so that none
+    of these hides a copy."""
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.unparse(tree)
+
+
+def _parse(code: str) -> ast.Module | None:
+    try:
+        return ast.parse(_without_magics(code))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _without_magics(code: str) -> str:
+    """IPython's ``%magic`` and ``!shell`` lines blanked, so that the rest parses."""
+    return re.sub(r"(?m)^[ \t]*[%!].*$", "", code)
+
+
+def find(entries: dict[str, Path], exercises: Sequence[str], solutions: Path,
+         threshold: float = THRESHOLD) -> list[Pair]:
+    """The pairs of students (``entries``: name -> entry of the submissions folder) whose
+    code for one of ``exercises`` is alike, the most alike first."""
+    from copydetect import compare_files  # slow to import: only when used
+
+    given = [*submission.load(EXERCISE_NOTEBOOKS).sources,
+             *submission.load(LESSON_NOTEBOOKS).sources, *submission.load(solutions).sources]
+    boilerplate, common = _course("\n".join(
+        normalised(tree) for s in given if (tree := _parse(s.code))))
+    codes = {name: functions(submission.load(entry).sources, exercises)
+             for name, entry in sorted(entries.items())}
+    pairs = []
+    for exercise in exercises:
+        prints = {name: (found[exercise], _fingerprint(found[exercise], boilerplate),
+                         [s for s in shapes(found[exercise]) if s not in common])
+                  for name, found in codes.items() if exercise in found}
+        for (a, one), (b, other) in combinations(prints.items(), 2):
+            shared, shares, spans = compare_files(one[1], other[1])
+            # the statements in common, in any order, bound those in the same order: most
+            # pairs are ruled out without counting the latter
+            bound = sum((Counter(one[2]) & Counter(other[2])).values())
+            lengths = min(len(one[2]), len(other[2])) or 1
+            orderly = bound >= MIN_STATEMENTS and bound / lengths >= threshold
+            together = _in_order(one[2], other[2]) if orderly else 0
+            order = tuple(together / len(s[2]) if s[2] else 0.0 for s in (one, other))
+            pair = Pair(exercise, (a, b), (float(shares[0]), float(shares[1])), int(shared),
+                        order, together, (one[0], other[0]), tuple(_ranges(s) for s in spans))
+            if pair.alike(threshold):
+                pairs.append(pair)
+    return sorted(pairs, key=lambda p: (-p.score, -p.shared, p.exercise, p.students))
+
+
+def _fingerprint(code: str, boilerplate=None):
+    from copydetect import CodeFingerprint
+
+    return CodeFingerprint("function.py", K, WINDOW, boilerplate=boilerplate,
+                           fp=io.StringIO(code), language="python")
+
+
+@lru_cache(maxsize=2)
+def _course(code: str) -> tuple[list[int], frozenset[str]]:
+    """The fingerprints and the statement shapes of the code the course gives everyone (kept
+    while it stays the same: the lessons are long)."""
+    return list(_fingerprint(code).hashes), frozenset(shapes(code))
+
+
+#: Put between lines so that they can be told apart once normalised (newlines are dropped).
+_LINE = "@@@"
+
+
+def shapes(code: str) -> list[str]:
+    """The shape of each line of normalised code (one statement, or a compound statement's
+    head): its tokens with names and strings replaced, as the fingerprints see them."""
+    from copydetect.utils import filter_code
+
+    lines = [line.strip() for line in code.splitlines() if line.strip()]
+    filtered = filter_code(f"\n{_LINE}\n".join(lines), "lines.py", language="python")[0]
+    return [shape for shape in filtered.split(_LINE) if shape]
+
+
+def _in_order(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many items ``a`` and ``b`` have in common in the same order (their longest common
+    subsequence)."""
+    previous = [0] * (len(b) + 1)
+    for item in a:
+        current = [0]
+        for j, other in enumerate(b):
+            current.append(previous[j] + 1 if item == other else max(previous[j + 1],
+                                                                      current[j]))
+        previous = current
+    return previous[-1]
+
+
+def _ranges(slices) -> tuple[tuple[int, int], ...]:
+    if len(slices) == 0 or len(slices[0]) == 0:
+        return ()
+    return tuple((int(s), int(e)) for s, e in zip(slices[0], slices[1], strict=True))
+
+
+# --- the report: a table in the summary, and a page ------------------------------------------
+def markdown(pairs: Sequence[Pair]) -> str:
+    """The section of ``summary.md``: one row per pair, the most alike first."""
+    lines = ["## Similar code", "", texts.SIMILARITY_INTRO.format(
+        threshold=THRESHOLD, shared=MIN_SHARED, page=HTML), ""]
+    if not pairs:
+        return "\n".join([*lines, texts.SIMILARITY_NONE]) + "\n"
+    lines += ["| exercise | students | share of each in the other | characters in common |",
+              "| --- | --- | ---: | ---: |"]
+    lines += [f"| `{p.exercise}` | {p.students[0]}, {p.students[1]} | "
+              f"{p.shares[0]:.0%}, {p.shares[1]:.0%} | {p.shared} |" for p in pairs]
+    return "\n".join(lines) + "\n"
+
+
+def page(pairs: Sequence[Pair]) -> str:
+    """``similarity.html``: each pair's two functions side by side, what they share marked."""
+    e = html.escape
+    mark = STATUS_COLOURS[msg.PARTIAL]
+    blocks = []
+    for p in pairs:
+        sides = "".join(
+            f"<div><h3>{e(student)}: {share:.0%} found in the other</h3>"
+            f"<pre>{_marked(code, spans, mark)}</pre></div>"
+            for student, share, code, spans in zip(p.students, p.shares, p.code, p.spans,
+                                                   strict=True))
+        blocks.append(f"<section><h2><code>{e(p.exercise)}</code>: {e(p.students[0])} and "
+                      f"{e(p.students[1])}</h2><div class='sides'>{sides}</div></section>")
+    body = "".join(blocks) or f"<p>{e(texts.SIMILARITY_NONE)}</p>"
+    intro = e(texts.SIMILARITY_INTRO.format(threshold=THRESHOLD, shared=MIN_SHARED, page=HTML))
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Similar code'
+        f"</title><style>{_STYLE}</style></head><body><h1>Similar code</h1><p>{intro}</p>"
+        f"{body}</body></html>\n"
+    )
+
+
+def _marked(code: str, spans: Sequence[tuple[int, int]], colour: str) -> str:
+    """``code`` as HTML, the ranges ``spans`` highlighted."""
+    out, at = [], 0
+    for start, end in sorted(spans):
+        start, end = max(start, at), min(end, len(code))
+        if start >= end:
+            continue
+        out += [html.escape(code[at:start]),
+                f'<mark style="background:{colour}33">{html.escape(code[start:end])}</mark>']
+        at = end
+    return "".join([*out, html.escape(code[at:])])
+
+
+_STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem}"
+    ".sides{display:grid;grid-template-columns:1fr 1fr;gap:1rem}"
+    "pre{background:#f6f6f6;padding:.5rem;overflow-x:auto;font-size:85%}"
+)

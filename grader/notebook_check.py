@@ -1,0 +1,80 @@
+"""``python -m grader.notebook_check NOTEBOOK...`` (``make check`` in a student bundle): the
+public tests of every exercise of an exercise notebook, from a terminal.
+
+The notebook's code cells run in order in this process, as a kernel would run them (what they
+print is not shown; a cell that raises is named and skipped), then ``check`` runs on each
+exercise of its lesson: the same tests as in JupyterLab. Nothing here counts towards a grade.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from grader import messages as msg
+from grader.check import check
+from grader.course import EXERCISES
+from grader.devices import DEFAULT_DEVICES, use_cpu_devices
+
+
+def check_notebook(path: Path) -> list[str]:
+    """Run a notebook's code cells in order (what a cell prints is not shown; a cell that
+    raises is named and skipped), then ``check`` each exercise of its lesson; returns the
+    lines to print."""
+    lesson = path.stem
+    names = [e.name for e in EXERCISES if e.lesson == lesson]
+    if not names:
+        return [msg.CHECK_NOT_A_LESSON.format(path=path)]
+    try:
+        cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+                 if c.get("cell_type") == "code"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return [msg.CHECK_UNREADABLE.format(path=path, why=exc)]
+    lines, namespace = [f"{path}:"], {"__name__": "__main__"}
+    for number, cell in enumerate(cells, start=1):
+        source = cell.get("source", "")
+        code = "".join(source) if isinstance(source, list) else str(source)
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(compile(code, f"{path.name}, code cell {number}", "exec"), namespace)
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the student's cell, reported and skipped
+            lines.append(msg.CHECK_CELL_RAISED.format(number=number, error=_one_line(exc)))
+    passed = 0
+    for name in names:
+        found = namespace.get(name)
+        if not callable(found):
+            lines.append(f"  {name}: {msg.NOT_FOUND}")
+            continue
+        result = check(found)
+        passed += result.status == msg.PASSED
+        text = str(result)
+        brief = result.status in (msg.PASSED, msg.NOT_ATTEMPTED, msg.NOT_FOUND)
+        lines.append("  " + (text.splitlines()[0] if brief else text.replace("\n", "\n  ")))
+    lines.append(msg.CHECK_SUMMARY.format(passed=passed, total=len(names)))
+    return lines
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The public tests of each exercise notebook named in ``argv``."""
+    paths = [Path(arg) for arg in (sys.argv[1:] if argv is None else argv)]
+    if not paths:
+        print(msg.CHECK_USAGE, file=sys.stderr)
+        return 2
+    use_cpu_devices(DEFAULT_DEVICES)
+    for path in paths:
+        print("\n".join(check_notebook(path)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

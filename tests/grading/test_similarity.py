@@ -1,0 +1,147 @@
+"""The similarity report: a renamed copy and a padded copy are flagged, two independent correct
+answers are not, nor what the course hands everyone; the report shows both sides."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+import stand_in
+
+from grader.course import EXERCISES, SOLUTIONS
+from grader.grading import grade, similarity
+
+FIXTURES = Path(__file__).resolve().parent.parent / "submissions" / "similar"
+ROOT = FIXTURES.parents[2]
+RING = "allreduce_from_ppermute"
+LESSON_3 = [e.name for e in EXERCISES if e.lesson == "03_collectives"]
+
+
+def a_class(folder: Path, files: dict[str, Path]) -> dict[str, Path]:
+    """A submissions folder holding each file under a student's name."""
+    folder.mkdir()
+    entries = {}
+    for name, source in files.items():
+        target = folder / (name if source.is_dir() else f"{name}{source.suffix}")
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, target)
+        entries[name] = target
+    return entries
+
+
+def test_a_renamed_copy_and_a_padded_copy_are_flagged_an_independent_answer_is_not(tmp_path):
+    """original.py's function renamed, recommented and reflowed (ben), and padded with a
+    useless statement after every line (dan): are both paired with ada, and cy's
+    independent answer with nobody?"""
+    entries = a_class(tmp_path / "class", {
+        "ada": FIXTURES / "original.py", "ben": FIXTURES / "renamed-copy.py",
+        "cy": FIXTURES / "independent.py", "dan": FIXTURES / "padded-copy.py"})
+    pairs = similarity.find(entries, [RING, "ring_shift"], SOLUTIONS)
+    found = {p.students: p for p in pairs}
+    assert set(found) == {("ada", "ben"), ("ada", "dan"), ("ben", "dan")}
+    assert all(p.exercise == RING for p in pairs)
+    assert found["ada", "ben"].shares == (1.0, 1.0)  # nothing of the renaming survives
+    padded = found["ada", "dan"]
+    assert max(padded.shares) < similarity.THRESHOLD  # the fingerprints alone miss it...
+    assert padded.order[0] == 1.0 and padded.statements >= similarity.MIN_STATEMENTS  # not this
+
+
+def test_two_independent_complete_submissions_are_not_flagged(tmp_path):
+    """tests/alternatives.py and the example ada, both written independently and correct for
+    every exercise of lesson 3, and the two other examples: is no pair listed?"""
+    examples = ROOT / "examples" / "submissions"
+    entries = a_class(tmp_path / "class", {
+        "alt": ROOT / "tests" / "alternatives.py", "ada": examples / "ada",
+        "ben": examples / "ben.ipynb", "cy": examples / "cy.ipynb"})
+    assert similarity.find(entries, LESSON_3, SOLUTIONS) == []
+
+
+def test_what_the_course_hands_everyone_is_not_similarity(tmp_path):
+    """Two students who hand in the exercise notebook untouched, one who pasted the lesson's
+    cells, and two who pasted the reference solution: nothing listed."""
+    notebook = ROOT / "exercises" / "03_collectives.ipynb"
+    entries = a_class(tmp_path / "class", {
+        "ann": notebook, "bob": notebook, "cid": ROOT / "notebooks" / "03_collectives.ipynb",
+        "dee": ROOT / "solutions" / "03_collectives.ipynb",
+        "eve": ROOT / "solutions" / "03_collectives.ipynb"})
+    assert similarity.find(entries, LESSON_3, SOLUTIONS) == []
+
+
+def test_functions_takes_the_last_definition_and_skips_what_does_not_parse():
+    sources = [similarity.submission.Source("a", "a", "def f(x):\n    return 1\n"),
+               similarity.submission.Source("b", "b", "def f(:\n"),
+               similarity.submission.Source("c", "c", "%time x = 1\ndef f(y):\n"
+                                            "    '''doc'''\n    return y  # two\n")]
+    assert similarity.functions(sources, ["f"]) == {"f": "def f(y):\n    return y"}
+
+
+class Text(HTMLParser):
+    def __init__(self, page: str) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self.tags: list[str] = []
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+
+def test_grading_writes_the_pairs_in_the_summary_the_results_and_a_page(tmp_path, monkeypatch):
+    """Does a batch list the pair in summary.md, results.json and similarity.html, with both
+    functions shown and what they share marked?"""
+    a_class(tmp_path / "class", {"ada": FIXTURES / "original.py",
+                                 "ben": FIXTURES / "renamed-copy.py",
+                                 "cy<b>": FIXTURES / "independent.py"})
+    stand_in.use(monkeypatch)
+    out = tmp_path / "out"
+    grade.grade(tmp_path / "class", out, jobs=1)
+    summary = (out / "summary.md").read_text()
+    assert "## Similar code" in summary
+    assert f"| `{RING}` | ada, ben | 100%, 100% |" in summary
+    (pair,) = json.loads((out / "results.json").read_text())["similar"]
+    assert pair["students"] == ["ada", "ben"]
+    page = (out / similarity.HTML).read_text()
+    parsed = Text(page)
+    assert "mark" in parsed.tags and "script" not in parsed.tags
+    text = "".join(parsed.parts)
+    assert "travelling = jax.lax.ppermute(travelling, 'around', pairs)" in text
+    assert "moving = jax.lax.ppermute(moving, 'ring', neighbours)" in text
+
+
+def test_a_class_without_similar_code_says_so(tmp_path, monkeypatch):
+    stand_in.use(monkeypatch)
+    a_class(tmp_path / "class", {"ada": FIXTURES / "original.py",
+                                 "cy": FIXTURES / "independent.py"})
+    grade.grade(tmp_path / "class", tmp_path / "out", jobs=1)
+    assert "No pair of submissions is that alike." in (tmp_path / "out" / "summary.md").read_text()
+    assert "No pair" in (tmp_path / "out" / similarity.HTML).read_text()
+
+
+def test_a_failing_report_costs_a_warning_not_the_grades(tmp_path, monkeypatch, capsys):
+    def broken(*args, **kwargs):
+        raise RuntimeError("copydetect broke")
+
+    monkeypatch.setattr(similarity, "find", broken)
+    stand_in.use(monkeypatch)
+    a_class(tmp_path / "class", {"ada": FIXTURES / "original.py"})
+    assert [r.student for r in grade.grade(tmp_path / "class", tmp_path / "out", jobs=1)] == [
+        "ada"]
+    assert "the similarity report could not be made (RuntimeError('copydetect broke'))" in (
+        capsys.readouterr().err)
+    assert (tmp_path / "out" / "gradebook.csv").exists()
+
+
+@pytest.mark.parametrize("code", ["def allreduce_from_ppermute(x):\n" + "    x = (" * 400
+                                  + "1" + ")" * 400 + "\n", "def allreduce_from_ppermute(x):\n"
+                                  + "    y = 1\n" * 5000])
+def test_code_too_deep_or_too_long_is_left_out_not_a_crash(tmp_path, code):
+    (tmp_path / "class").mkdir()
+    (tmp_path / "class" / "eve.py").write_text(code)
+    (tmp_path / "class" / "fay.py").write_text(code)
+    entries = {p.stem: p for p in (tmp_path / "class").iterdir()}
+    assert similarity.find(entries, [RING], SOLUTIONS) == []

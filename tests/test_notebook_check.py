@@ -1,0 +1,53 @@
+"""`python -m grader.notebook_check` (`make check` in a student bundle): a notebook's cells run
+in order, a failing cell is named and skipped, then the public tests of each exercise."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from grader import messages as msg
+from grader import notebook_check
+from grader.course import EXERCISE_NOTEBOOKS, ROOT
+
+RING_SHIFT = '''def ring_shift(x):
+    n = jax.device_count()
+    mesh = Mesh(jax.devices(), ("data",))
+    shift = [(i, (i + 1) % n) for i in range(n)]
+    return jax.shard_map(lambda b: jax.lax.ppermute(b, "data", shift), mesh=mesh,
+                         in_specs=P("data"), out_specs=P("data"))(x)
+'''
+
+
+def test_a_students_notebook_is_checked_exercise_by_exercise(tmp_path):
+    """One exercise solved, a cell that raises, the rest untouched: is the solved one passed,
+    the cell named, the others not attempted, and the count right?"""
+    notebook = json.loads((EXERCISE_NOTEBOOKS / "03_collectives.ipynb").read_text())
+    cells = notebook["cells"]
+    (ring,) = [c for c in cells if "".join(c["source"]).startswith("def ring_shift")]
+    ring["source"] = RING_SHIFT
+    cells.insert(3, {"cell_type": "code", "metadata": {}, "outputs": [],
+                     "execution_count": None, "source": "print('noise'); 1 / 0"})
+    path = tmp_path / "03_collectives.ipynb"
+    path.write_text(json.dumps(notebook))
+    lines = notebook_check.check_notebook(path)
+    assert lines[0] == f"{path}:"
+    code_cells = [c for c in cells if c["cell_type"] == "code"]
+    number = next(i for i, c in enumerate(code_cells, 1) if "1 / 0" in c["source"])
+    assert msg.CHECK_CELL_RAISED.format(
+        number=number, error="ZeroDivisionError: division by zero") in lines
+    assert "  ring_shift: passed (2/2)" in lines
+    assert "  row_group_sums: not attempted (0/2)" in lines
+    assert lines[-1] == msg.CHECK_SUMMARY.format(passed=1, total=11)
+    assert not any("noise" in line for line in lines)
+
+
+def test_what_is_not_an_exercise_notebook_is_one_line(tmp_path, capsys):
+    shutil.copy(ROOT / "README.md", tmp_path / "notes.ipynb")
+    broken = tmp_path / "03_collectives.ipynb"
+    broken.write_text("{ not json")
+    assert notebook_check.main([str(tmp_path / "notes.ipynb"), str(broken)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == msg.CHECK_NOT_A_LESSON.format(path=tmp_path / "notes.ipynb")
+    assert out[1].startswith(f"{broken}: cannot be read as a notebook")
+    assert notebook_check.main([]) == 2
