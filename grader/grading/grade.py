@@ -252,11 +252,13 @@ def grade(
         by_name[name] = entry
     if clashes:
         raise GradingError(texts.SAME_STUDENT.format(students=", ".join(sorted(clashes))))
-    exercises = work.assignment.exercises
+    cases = [c for c in case_registry.load(hidden=True)
+             if c.exercise in work.assignment.exercises]
+    tested = {c.exercise for c in cases}  # every exercise has some (validate checks it)
+    exercises = tuple(name for name in work.assignment.exercises if name in tested)
     version = grader_fingerprint(solutions, "")
     others = _others(out, exercises, only, by_name, version) if only else {}
     chosen = [by_name[name] for name in (sorted(set(only)) or shard.select(by_name))]
-    cases = [c for c in case_registry.load(hidden=True) if c.exercise in exercises]
     people = {name: person.to_json() for name, person in (work.roster or {}).items()}
     batch = Batch(version, repr(limits), shard, tuple(sorted(by_name)),
                   work.assignment.name, exercises, people)

@@ -359,7 +359,8 @@ def test_the_sandbox_keeps_a_submission_out_of_the_output_folder(batch_run, grad
     the real one untouched (nothing planted, no forged row, no stored result to restore)?"""
     out = batch_run.out
     assert sorted(p.name for p in out.iterdir()) == [
-        ".results", "feedback", "gradebook.csv", "results.json", "summary.md", "summary.png"]
+        ".results", "feedback", "gradebook.csv", "results.json", "similarity.html", "summary.md",
+        "summary.png"]
     assert not (batch_run.batch / "planted-by-a-submission.txt").exists()
     rows = (out / "gradebook.csv").read_text().splitlines()
     assert [row.split(",")[0] for row in rows[1:]] == sorted(graded)
