@@ -53,3 +53,15 @@ def assert_passes_without_hint(fn: Callable) -> None:
     result, given = hints_given(fn)
     assert result.status == msg.PASSED, str(result)
     assert given == set()
+
+
+def hidden_result(case_id: str, fn: Callable, reference: Callable):
+    """A hidden case judged in this process, on its devices: ``fn`` measured by the case's
+    probe against ``reference``, as the grader would judge them."""
+    import jax
+
+    from grader import cases
+
+    found = next(c for c in cases.load(hidden=True) if c.id == case_id)
+    n = jax.device_count()
+    return cases.decide(found, {n: cases.measure(found, fn)}, {n: cases.measure(found, reference)})
