@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, assert_only_hint, assert_passes_without_hint
+from mistakes import Mistakes, assert_only_hint, assert_passes_without_hint, hidden_result
 
+from grader import messages as msg
 from grader.course import EXERCISES
 from grader.hints import common
 from grader.hints import training as hints
@@ -173,3 +174,22 @@ def test_every_exercise_of_the_lesson_has_two_mistakes_with_hints():
 def test_a_correct_function_gets_no_hint(name):
     """Does a correct function of each exercise pass check() with no hint at all?"""
     assert_passes_without_hint(CORRECT[name])
+
+
+@pytest.mark.parametrize("case_id, wrong, hint", [
+    ("fsdp_forward:all_gathers_inside_the_shard_map",
+     fsdp_with(lambda w: w, specs=(P(), P("data"))), hints.HINT_FSDP_GATHER_INSIDE),
+    ("tensor_parallel_mlp:psums_over_the_model_axis",
+     tp_with(lambda x, w1, w2: jax.lax.psum(jax.nn.relu(x @ w1) @ w2, "data"), check_vma=False),
+     hints.HINT_TP_PSUM_AXIS),
+], ids=["fsdp_weights_replicated", "tp_psum_over_data"])
+def test_the_graders_tests_of_how_it_computes_give_their_hints(case_id, wrong, hint):
+    """Weights that enter shard_map replicated, a psum over 'data' instead of 'model': does
+    the grader's hidden test of what the program traces fail each with its hint, and pass
+    the correct function?"""
+    name = case_id.split(":")[0]
+    wrong.__name__ = name
+    result = hidden_result(case_id, wrong, CORRECT[name])
+    assert result.status == msg.FAILED and result.hint == hint
+    right = hidden_result(case_id, CORRECT[name], CORRECT[name])
+    assert right.status == msg.PASSED and right.hint is None
