@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 import sys
 import traceback
 import types
@@ -297,10 +298,26 @@ def changes(names: Any, shown: int = 4) -> str:
     return text + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
-def _shorten(text: str, limit: int = 300) -> str:
-    """The first paragraph of an error message, at most ``limit`` characters."""
-    first = text.strip().split("\n\n")[0]
-    return first if len(first) <= limit else first[: limit - 3] + "..."
+#: What JAX appends to an error raised inside a transformation: of no use to a student.
+_JAX_FOOTER = re.compile(r"\n-{10,}\n.*", re.S)
+#: A JAX internal function named in an error ("shard_map applied to the function
+#: '_rem_singleton' was given ..."): the student never wrote it, so it is left out.
+_INTERNAL_FUNCTION = re.compile(r"(?:^|\s)(?:applied )?to the function '_\w*'\s*")
+
+
+def _shorten(text: str, limit: int = 700) -> str:
+    """An error message as one readable line: its paragraphs joined (JAX puts the
+    explanation after the first), JAX's own function names and trailing notes left out, cut
+    after the last whole sentence within ``limit`` characters."""
+    text = _INTERNAL_FUNCTION.sub(" ", _JAX_FOOTER.sub("", text.strip())).strip()
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text) if p.strip()]
+    joined = " ".join(p if p[-1] in ".:;!?" else p + "." for p in paragraphs[:-1])
+    joined = f"{joined} {paragraphs[-1]}".strip() if paragraphs else ""
+    if len(joined) <= limit:
+        return joined
+    cut = joined[: limit - 4]
+    end = max(cut.rfind(". "), cut.rfind(": "))
+    return (cut[: end + 1] if end > limit // 2 else cut) + " ..."
 
 
 def _show(data: dict, keys: list[str]) -> str:

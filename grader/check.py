@@ -33,10 +33,11 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
     if isinstance(exercise, str):
         raise TypeError(msg.CHECK_PASS_FUNCTION.format(name=name))
     devices = jax.device_count()
+    note = _other_devices(name, devices)
     public = cases.for_exercise(name, hidden=False)
     wants = {c.id: expected.load().get(c.id, {}).get(str(devices)) for c in public}
     if any(want is None for want in wants.values()):
-        return ExerciseResult(name, [_no_expected(c, devices) for c in public])
+        return ExerciseResult(name, [_no_expected(c, devices) for c in public], note)
     outcomes = {}
     for found in public:
         outcome = cases.measure(found, exercise)
@@ -45,7 +46,16 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
         outcomes[found.id] = {devices: outcome}
     # judged as the grader judges (a test of how it computes counts once its values are right)
     return ExerciseResult(name, cases.decide_all(
-        public, outcomes, {c.id: {devices: wants[c.id]} for c in public}))
+        public, outcomes, {c.id: {devices: wants[c.id]} for c in public}), note)
+
+
+def _other_devices(name: str, devices: int) -> str | None:
+    """What to say when this kernel has other devices than the grader grades on."""
+    if devices == DEFAULT_DEVICES:
+        return None
+    graded = BY_NAME[name].device_counts
+    return msg.CHECK_OTHER_DEVICES.format(
+        devices=devices, graded=" and ".join(map(str, graded)), default=DEFAULT_DEVICES)
 
 
 def _no_expected(found: cases.Case, devices: int) -> TestResult:

@@ -45,11 +45,11 @@ MSG_HOST_CALLBACK = ("jax.export cannot save a program that calls back into Pyth
                      "(jax.debug.print, jax.debug.callback, jax.pure_callback), and how a "
                      "function computes is measured on its saved program: take such calls out "
                      "to have it measured")
-MSG_HOW_NEEDS_VALUES = ("how `{name}` computes counts only once what it computes is right: "
-                        "see its other tests")
-MSG_DIFFERS = ("how `{name}` computes counts only for a program that computes what the exercise "
-               "asks, and the program it compiles to does not: run on new inputs next to the "
-               "reference solution's, {why}")
+MSG_HOW_NEEDS_VALUES = ("this test of how `{name}` computes scores only once `{name}` returns "
+                        "the right values: fix the tests of its values first")
+MSG_DIFFERS = ("`{name}` was run on fresh inputs next to the reference solution and does not "
+               "compute the same ({why}): its collectives and layout score only once it "
+               "computes what the exercise asks")
 MSG_TAMPERED = ("`{name}` changed the grader's or JAX's own code while it was measured "
                 "({what}), so the measurement does not count")
 MSG_THREADS = ("`{name}` was not measured: the submission left {count} thread(s) running, "
@@ -80,6 +80,11 @@ CHECK_CELL_RAISED = "  code cell {number} raised {error}; the cells after it sti
 CHECK_SUMMARY = (
     "  {passed} of {total} exercises pass the public tests (the grader runs hidden tests "
     "too, on 8 and 2 devices)"
+)
+CHECK_OTHER_DEVICES = (
+    "checked on this kernel's {devices} device(s), but the grader runs this exercise on "
+    "{graded} devices: run the notebook's first cell (it asks for {default}) in a fresh "
+    "kernel (Kernel > Restart Kernel) to check it as it will be graded"
 )
 MSG_NO_EXPECTED = (
     "no expected values are stored for {devices} device(s); run the first cell of the "

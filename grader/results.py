@@ -42,6 +42,8 @@ class ExerciseResult:
 
     name: str
     tests: list[TestResult]
+    #: Said above the tests (``check`` says so when it ran on other devices than the grader).
+    note: str | None = None
 
     @property
     def points(self) -> float:
@@ -90,6 +92,7 @@ class ExerciseResult:
     # --- renderings -------------------------------------------------------------------
     def __str__(self) -> str:
         lines = [f"{self.name}: {self.status} ({_num(self.points)}/{_num(self.max_points)})"]
+        lines += [f"  note: {self.note}"] if self.note else []
         for t in self.tests:
             mark = "ok  " if t.status == msg.PASSED else "FAIL"
             lines.append(f"  {mark} {t.test}{_on(t.devices)}: {t.status}")
@@ -106,12 +109,13 @@ class ExerciseResult:
         colour = status_colour(self.status)
         rows = "".join(_html_row(t) for t in self.tests)
         hint = f"<p><b>Hint:</b> {html.escape(self.hint)}</p>" if self.hint else ""
+        note = f"<p><b>Note:</b> {html.escape(self.note)}</p>" if self.note else ""
         return (
             f'<div class="grader-result" data-status="{html.escape(self.status)}" '
             f'style="border-left:6px solid {colour};padding:4px 10px;margin:4px 0">'
             f"<p><b>{html.escape(self.name)}</b>: "
             f'<span style="color:{colour};font-weight:bold">{html.escape(self.status)}</span>'
-            f" ({_num(self.points)}/{_num(self.max_points)} points)</p>"
+            f" ({_num(self.points)}/{_num(self.max_points)} points)</p>{note}"
             f'<table><tr><th style="text-align:left">test</th><th>result</th>'
             f'<th style="text-align:left">yours</th><th style="text-align:left">expected</th>'
             f"</tr>{rows}</table>{hint}</div>"

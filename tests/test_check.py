@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -147,6 +148,71 @@ def test_an_error_is_reported_with_its_type_and_message():
     assert result.points == 0
     assert all(t.status == msg.ERROR for t in result.tests)
     assert "ZeroDivisionError" in result.message and "the block was empty" in result.message
+
+
+def test_a_shard_map_without_its_psum_is_told_jaxs_whole_reason():
+    """Leaving the psum out of shard_map_psum makes JAX refuse out_specs=P(): does check show
+    the whole of JAX's message (the explanation comes after its first colon) without the
+    names of JAX's own functions, and the hint to all-reduce first?"""
+
+    def shard_map_psum(x):
+        mesh = Mesh(jax.devices()[:1], ("data",))
+        return jax.shard_map(jnp.sum, mesh=mesh, in_specs=P("data"), out_specs=P())(x)
+
+    result = check(shard_map_psum)
+    assert result.points == 0 and result.first_failure.status == msg.ERROR
+    said = result.message
+    assert "given the mesh: The mesh given has shape (1,)" in said
+    assert "could not infer replication" in said and "check_vma=False" in said
+    assert "_rem_singleton" not in said and "\n" not in said
+    assert result.hint == common.HINT_NOT_REPLICATED
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("boom\n--------------------\nFor simplicity, JAX has removed its internal frames", "boom"),
+    ("applied to the function '_inner' was bad:\n\nbecause", "was bad: because"),
+    ("first part\n\nsecond part", "first part. second part"),
+])
+def test_an_error_message_is_one_readable_line(shown, text):
+    """Does a message lose JAX's footer and internal names, and keep every paragraph?"""
+    def shard_map_psum(x):
+        raise ValueError(text)
+
+    assert check(shard_map_psum).message == f"`shard_map_psum` raised ValueError: {shown}"
+
+
+def test_a_long_error_message_is_cut_after_a_whole_sentence():
+    """Is a message longer than a screenful cut at a sentence's end, and said to be cut?"""
+    sentence = "This sentence explains one more thing about the error. "
+
+    def shard_map_psum(x):
+        raise ValueError(sentence * 40)
+
+    said = check(shard_map_psum).message
+    assert 300 < len(said) < 800 and said.endswith("error. ...")
+
+
+def test_a_kernel_with_other_devices_than_the_grader_is_told_so():
+    """On a kernel whose set-up cell did not give it 8 devices, does check still run the
+    public tests but say on how many devices the grader runs that exercise?"""
+    code = ("import jax\njax.config.update('jax_num_cpu_devices', 1)\n"
+            "from alternatives import CORRECT\nfrom grader.check import check\n"
+            "for name in ('shard_map_psum', 'ring_shift'):\n"
+            "    print(check(CORRECT[name]))\n    print(check(CORRECT[name])._repr_html_())\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True, cwd=Path(__file__).parent)
+    said = done.stdout
+    assert "shard_map_psum: passed" in said and "ring_shift: passed" in said
+    assert said.count("checked on this kernel's 1 device(s)") == 2
+    assert "the grader runs this exercise on 8 devices" in said  # shard_map_psum: 8 only
+    assert "the grader runs this exercise on 8 and 2 devices" in said  # ring_shift: all counts
+    assert said.count("<b>Note:</b>") == 2
+
+
+def test_a_kernel_with_the_graders_devices_gets_no_note(correct_results):
+    """On the 8 devices the grader uses, does check add no note?"""
+    assert all(r.note is None for r in correct_results.values())
+    assert "note:" not in str(correct_results["ring_shift"])
 
 
 def test_missing_expected_values_are_explained(monkeypatch):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from grader import hints
-from grader.hints import collectives, common, jit_sharding, multiprocess, prng
+from grader.hints import collectives, common, jit_sharding, multiprocess, prng, training
 from grader.lessons import texts
 
-LESSONS = (common, collectives, jit_sharding, prng, multiprocess)
+LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess)
 
 #: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
 SAMPLES = {
@@ -68,6 +68,9 @@ SAMPLES = {
     "HINT_A2A_AXES": (
         "all_to_all split_axis 0 of the operand has to be divisible by the size of the named "
         "axis data"),
+    "HINT_GATHER_NOT_TILED": (
+        "dot_general requires contracting dimensions to have the same shape, got (16,) and "
+        "(2,)."),
     "HINT_FETCH_NON_ADDRESSABLE": (
         "Fetching value for `jax.Array` that spans non-addressable (non process local) devices "
         "is not possible"),

@@ -32,16 +32,20 @@ from grader.public.collectives import (
     grid_mesh,
     local_max,
     no_abs,
+    no_wrap,
     normalize_context,
+    not_doubled,
     not_per_device,
     one_row_per_device,
     own_total,
     psum_not_pmean,
     regression_batch,
     restarts,
+    ring_context,
     ring_steps,
     row_split_matrix,
     row_sums_on,
+    rows_not_summed,
     rows_to_add,
     signed_vector,
     split_over_devices,
@@ -79,16 +83,18 @@ def uses_a_one_device_mesh_named_data(fn):
 
 
 # --- pmap_scaled_sum ----------------------------------------------------------------------
-@case("pmap_scaled_sum", hidden=True, hints=[not_per_device])
+@case("pmap_scaled_sum", hidden=True, hints=[not_per_device, not_doubled, rows_not_summed])
 def random_rows(fn):
     n = jax.device_count()
-    return {"result": fn(jnp.asarray(_rng(20).normal(size=(n, 5)).astype(np.float32)))}
+    data = _rng(20).normal(size=(n, 5)).astype(np.float32)
+    return {"result": fn(jnp.asarray(data)), "_doubled_rows": 2 * data}
 
 
-@case("pmap_scaled_sum", hidden=True, hints=[not_per_device])
+@case("pmap_scaled_sum", hidden=True, hints=[not_per_device, not_doubled, rows_not_summed])
 def rows_that_are_matrices(fn):
     n = jax.device_count()
-    return {"result": fn(jnp.arange(n * 6, dtype=jnp.float32).reshape(n, 2, 3))}
+    data = np.arange(n * 6, dtype=np.float32).reshape(n, 2, 3)
+    return {"result": fn(jnp.asarray(data)), "_doubled_rows": 2 * data}
 
 
 @case("pmap_scaled_sum", hidden=True,
@@ -154,16 +160,16 @@ def averages_over_the_named_axis(fn):
 
 
 # --- ring_shift ---------------------------------------------------------------------------
-@case("ring_shift", hidden=True, hints=[wrong_direction])
+@case("ring_shift", hidden=True, hints=[wrong_direction, no_wrap])
 def random_blocks_of_five(fn):
     x = _rng(50).normal(size=5 * jax.device_count()).astype(np.float32)
-    return {"result": fn(jnp.asarray(x)), "_backwards": np.roll(x, -5)}
+    return {"result": fn(jnp.asarray(x)), **ring_context(x)}
 
 
-@case("ring_shift", hidden=True, hints=[wrong_direction])
+@case("ring_shift", hidden=True, hints=[wrong_direction, no_wrap])
 def keeps_integers(fn):
     x = np.arange(3 * jax.device_count(), dtype=np.int32)
-    return {"result": fn(jnp.asarray(x)), "_backwards": np.roll(x, -3)}
+    return {"result": fn(jnp.asarray(x)), **ring_context(x)}
 
 
 @case("ring_shift", hidden=True, judge=same("layout"))

@@ -18,8 +18,10 @@ from grader.hints import multiprocess as hints
 from grader.judge import Hint, close, same
 from grader.public.multiprocess import (
     describe_global,
+    mean_shape,
     mesh_of,
     not_placed,
+    other_spec,
     rows,
     same_key,
     shards_of,
@@ -58,13 +60,13 @@ same_rows_everywhere = Hint(
 
 
 # --- global_batch ---------------------------------------------------------------------------
-@case("global_batch", hidden=True, hints=[not_placed])
+@case("global_batch", hidden=True, hints=[not_placed, other_spec])
 def random_rows_keep_their_values(fn):
     out = fn(rows(4 * jax.device_count(), 5, seed=60))
     return {"values": np.asarray(out), "spec": spec_of(out), "mesh": mesh_of(out)}
 
 
-@case("global_batch", hidden=True, hints=[not_placed])
+@case("global_batch", hidden=True, hints=[not_placed, other_spec])
 def integer_rows_stay_integers(fn):
     local = np.arange(2 * jax.device_count(), dtype=np.int32).reshape(-1, 2)
     out = fn(local)
@@ -91,12 +93,12 @@ def joins_the_rows_of_two_processes(fn):
 
 
 # --- global_mean ----------------------------------------------------------------------------
-@case("global_mean", hidden=True)
+@case("global_mean", hidden=True, hints=[mean_shape])
 def random_rows(fn):
     return {"result": fn(rows(3 * jax.device_count(), 4, seed=61))}
 
 
-@case("global_mean", hidden=True)
+@case("global_mean", hidden=True, hints=[mean_shape])
 def a_single_row_per_device(fn):
     return {"result": fn(rows(jax.device_count(), 2, seed=62, offset=-5))}
 
@@ -118,7 +120,7 @@ def agrees_across_two_processes(fn):
 
 
 # --- random_global_batch --------------------------------------------------------------------
-@case("random_global_batch", hidden=True, hints=[same_key, not_placed])
+@case("random_global_batch", hidden=True, hints=[same_key, not_placed, other_spec])
 def another_key_and_shape(fn):
     key = jax.random.key(7)
     out = fn(key, 2 * jax.device_count(), 3)

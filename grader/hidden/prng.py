@@ -12,11 +12,11 @@ from grader.judge import Hint, runs_on_mesh, same, traces
 from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.prng import (
     DROPOUT_HINTS,
+    KEYS_HINTS,
     dropout_case,
     dropout_context,
     dropout_input,
     keys_case,
-    legacy_keys,
     normal_case,
     one_draw,
     same_key,
@@ -59,7 +59,7 @@ def folds_in_the_device_index(fn):
 
 
 # --- device_keys --------------------------------------------------------------------------
-@case("device_keys", hidden=True, hints=[legacy_keys])
+@case("device_keys", hidden=True, hints=KEYS_HINTS)
 def splits_another_key(fn):
     return keys_case(fn, jax.random.key(31337))
 

@@ -28,12 +28,27 @@ HINT_WRONG_DIRECTION = (
     "so the permutation pairs are (i, (i + 1) % n)."
 )
 HINT_FORGOT_PMEAN = (
-    "The new parameters match a step on one device's batch only: average the gradients "
-    "across devices with jax.lax.pmean before updating."
+    "Each device took a step on its own part of the batch only, so the devices now hold "
+    "different parameters: average the gradients across devices with jax.lax.pmean before "
+    "updating."
 )
 HINT_PSUM_NOT_PMEAN = (
     "The step is n times too large: the gradients were summed over devices (psum) instead "
     "of averaged (pmean)."
+)
+HINT_FORGOT_DOUBLING = (
+    "The result is exactly half of what it should be: each device must double its row "
+    "(row * 2.0) before the psum adds the rows up."
+)
+HINT_PMAP_FORGOT_PSUM = (
+    "Each device returned its own doubled row: the rows were never added up. Call "
+    "jax.lax.psum(row * 2.0, 'devices') inside the pmapped function, with the axis_name you "
+    "gave jax.pmap."
+)
+HINT_RING_NO_WRAP = (
+    "The first device ends up with zeros: the last device's block went nowhere. A ring wraps "
+    "round: the last device sends to device 0, so the pairs are (i, (i + 1) % n) for every i "
+    "in range(n). ppermute fills a device that receives nothing with zeros."
 )
 HINT_NOT_PER_DEVICE = (
     "The result must have one row per device (the leading axis of a pmap result), not a "

@@ -8,8 +8,10 @@ import re
 
 # --- hints of errors that any lesson may raise, and of a fixed device count ---------------
 HINT_NOT_REPLICATED = (
-    "out_specs=P() promises that every device holds the same value, but each device holds "
-    "its own partial result: all-reduce it first with jax.lax.psum(..., axis_name)."
+    "The out_specs promise that every device along a mesh axis (each axis the spec leaves "
+    "out; with P(), all of them) holds the same value, but each device holds its own partial "
+    "result: combine them first with a collective over that axis, jax.lax.psum(..., "
+    "axis_name) to add them up, jax.lax.pmean to average them."
 )
 HINT_AXIS_NAME = (
     "A collective names an axis that is not in scope: the axis_name of the collective must "

@@ -12,6 +12,14 @@ HINT_GB_NOT_PLACED = (
     "Mesh(jax.devices(), ('data',)), and the global array with "
     "jax.make_array_from_process_local_data(NamedSharding(mesh, P('data')), local_rows)."
 )
+HINT_GB_SPEC = (
+    "The batch is on a mesh but not split by rows: each device must hold a block of rows, "
+    "NamedSharding(mesh, P('data')) on a 1-D mesh of every device named 'data'."
+)
+HINT_MEAN_AXIS = (
+    "The result must hold one mean per column: average over the rows, jnp.mean(batch, "
+    "axis=0), not over the columns or over every value."
+)
 HINT_GB_LOCAL_ONLY = (
     "In each process the 'global' batch holds that process's rows only: its shape is the "
     "shape of local_rows. jax.device_put, like a mesh of jax.local_devices(), takes the rows "

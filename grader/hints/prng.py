@@ -29,6 +29,10 @@ HINT_LEGACY_KEYS = (
     "The keys are raw uint32 pairs (the legacy jax.random.PRNGKey format). Return typed keys: "
     "jax.random.split of a typed key (jax.random.key) gives them; do not apply key_data."
 )
+HINT_KEYS_COUNT = (
+    "There must be exactly one key per device: ask jax.random.split for jax.device_count() "
+    "keys (called without a count, it makes two), then place them one per device."
+)
 HINT_KEYS_NOT_PLACED = (
     "Device i must hold key i: place the keys with jax.device_put(keys, NamedSharding(mesh, "
     "P('data'))) on a mesh of jax.devices() in order, one key per device."

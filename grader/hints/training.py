@@ -52,5 +52,15 @@ HINT_FSDP_GATHER_INSIDE = (
     "split (P('data', None)) and all_gather them inside, right where they are used."
 )
 
-#: The errors JAX raises that are this lesson's own: none beyond grader.hints.common's.
-ERRORS: tuple[tuple[re.Pattern[str], str], ...] = ()
+HINT_GATHER_NOT_TILED = (
+    "The two sides of a matrix product disagree on the length of the dimension they "
+    "contract. If one of them comes from jax.lax.all_gather, pass tiled=True: without it, "
+    "all_gather stacks the blocks on a new leading axis instead of joining them back into "
+    "the whole matrix."
+)
+
+#: The errors JAX raises that are this lesson's, (pattern of the exception's text, hint).
+ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"dot_general requires contracting dimensions to have the same shape"),
+     HINT_GATHER_NOT_TILED),
+)

@@ -98,6 +98,7 @@ def run(
     devices_per_process: int = DEFAULT_DEVICES_PER_PROCESS,
     timeout: float = DEFAULT_TIMEOUT,
     initialize: bool = True,
+    xla_flags: str = "",
 ) -> list[Any] | None:
     """Call ``program(*args)`` in ``processes`` new processes and return their results.
 
@@ -106,6 +107,9 @@ def run(
     itself, reading the coordinator address, the number of processes, its process id and its
     device count from the environment variables named by ``ENV_COORDINATOR``,
     ``ENV_NUM_PROCESSES``, ``ENV_PROCESS_ID`` and ``ENV_DEVICES``.
+
+    ``xla_flags`` are added to the processes' ``XLA_FLAGS`` (XLA reads them as its backend
+    starts), for example ``"--xla_cpu_collective_timeout_seconds=5"``.
 
     Inside a grader worker this does nothing and returns None.
     """
@@ -117,7 +121,7 @@ def run(
         "code": ship(program),
         "args": [plain.to_plain(a) for a in args],
     }
-    return launch(job, processes, devices_per_process, timeout)
+    return launch(job, processes, devices_per_process, timeout, xla_flags)
 
 
 def show(program: Callable, *args: Any, **options: Any) -> None:
@@ -135,28 +139,31 @@ def show(program: Callable, *args: Any, **options: Any) -> None:
         print(f"process {index}: {result}")
 
 
-def launch(job: dict, processes: int, devices_per_process: int, timeout: float) -> list[Any]:
+def launch(job: dict, processes: int, devices_per_process: int, timeout: float,
+           xla_flags: str = "") -> list[Any]:
     """Start the processes on ``job`` (plain data: a function shipped by :func:`run`, or
     ``{"entry": "module:function", ...}``, whose function each process calls with the job),
-    collect their results, and kill every one of them in the end."""
+    with ``xla_flags`` added to their ``XLA_FLAGS``, collect their results, and kill every
+    one of them in the end."""
     if processes < 1 or devices_per_process < 1:
         raise ValueError(texts.MSG_CLUSTER_TOO_FEW)
     with tempfile.TemporaryDirectory(prefix="grader-cluster-") as folder:
         job_path = Path(folder, "job.json")
         job_path.write_text(json.dumps(job))
         try:
-            return _start(job_path, processes, devices_per_process, timeout)
+            return _start(job_path, processes, devices_per_process, timeout, xla_flags)
         except _PortTaken:  # another program took the free port before process 0 could
-            return _start(job_path, processes, devices_per_process, timeout)
+            return _start(job_path, processes, devices_per_process, timeout, xla_flags)
 
 
-def _start(job_path: Path, processes: int, devices_per_process: int, timeout: float) -> list:
+def _start(job_path: Path, processes: int, devices_per_process: int, timeout: float,
+           xla_flags: str) -> list:
     nonce = secrets.token_hex(16)
     port = _free_port()
     children: list[_Child] = []
     try:
         for index in range(processes):
-            env = _environment(index, processes, devices_per_process, port)
+            env = _environment(index, processes, devices_per_process, port, xla_flags)
             children.append(_Child(index, job_path, env, nonce))
         return _collect(children, timeout)
     finally:
@@ -170,7 +177,8 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _environment(index: int, processes: int, devices: int, port: int) -> dict[str, str]:
+def _environment(index: int, processes: int, devices: int, port: int,
+                 xla_flags: str = "") -> dict[str, str]:
     env = dict(os.environ)
     env.update({
         ENV_COORDINATOR: f"127.0.0.1:{port}",
@@ -180,7 +188,7 @@ def _environment(index: int, processes: int, devices: int, port: int) -> dict[st
         "JAX_PLATFORMS": "cpu",
     })
     # The device count comes from ENV_DEVICES alone, whatever this process was given.
-    flags = [f for f in env.get("XLA_FLAGS", "").split()
+    flags = [f for f in f"{env.get('XLA_FLAGS', '')} {xla_flags}".split()
              if not f.startswith("--xla_force_host_platform_device_count")]
     env["XLA_FLAGS"] = " ".join(flags)
     return env

@@ -1,7 +1,8 @@
 """Collective drawings: what every device holds before and after a collective, and what moved.
 
 :func:`collective_figure` draws one of :data:`KINDS` on small integer data: device ``i`` starts
-with the values ``10 * i + j``, so the tens digit of a value names the device it came from.
+with the values ``10 * i + j + 1`` (none is 0, so every value that moves shows), and the tens
+digit of a value names the device it came from.
 Each value is a cell painted in the colour of that device (from :mod:`grader.palette`); a sum is
 grey with a band of the colours of the devices it adds up; a dashed cell holds nothing that
 matters (not received yet, or not used). Arrows show what moved from one device to another:
@@ -187,7 +188,7 @@ def _step_text(kind: str, step: int) -> str:
 
 
 def _value(device: int, slot: int) -> int:
-    return 10 * device + slot
+    return 10 * device + slot + 1
 
 
 def _before(everything: list[Flow], n: int) -> list[list[Cell]]:

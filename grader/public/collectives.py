@@ -20,6 +20,11 @@ forgot_psum = Hint(lambda got, want: close(got["result"], want["_first_shard"]),
                    hints.HINT_FORGOT_PSUM)
 not_per_device = Hint(lambda got, want: got["result"].ndim < want["result"].ndim,
                       hints.HINT_NOT_PER_DEVICE)
+not_doubled = Hint(lambda got, want: close(got["result"], want["result"] / 2),
+                   hints.HINT_FORGOT_DOUBLING)
+rows_not_summed = Hint(lambda got, want: close(got["result"], want["_doubled_rows"]),
+                       hints.HINT_PMAP_FORGOT_PSUM)
+no_wrap = Hint(lambda got, want: close(got["result"], want["_no_wrap"]), hints.HINT_RING_NO_WRAP)
 wrong_direction = Hint(lambda got, want: close(got["result"], want["_backwards"]),
                        hints.HINT_WRONG_DIRECTION)
 forgot_pmean = Hint(lambda got, want: close(got["result"], want["_one_device"]),
@@ -50,13 +55,15 @@ def linear_step(params: dict, x: np.ndarray, y: np.ndarray, lr: float) -> dict:
 
 
 def step_context(params: dict, batch: dict, lr: float) -> dict:
-    """What a step that forgot pmean, or used psum instead, would give: hint material."""
+    """What a step that forgot pmean (each device steps on its own rows), or used psum
+    instead, would give: hint material."""
     n = batch["x"].shape[0]
-    local = linear_step(params, batch["x"][0], batch["y"][0], lr)
+    local = [linear_step(params, batch["x"][i], batch["y"][i], lr) for i in range(n)]
     full = linear_step(params, batch["x"], batch["y"], lr)
     summed = {k: params[k] + n * (full[k] - params[k]) for k in full}
-    per_device = lambda step: {k: np.full(n, v, np.float32) for k, v in step.items()}  # noqa: E731
-    return {"_one_device": per_device(local), "_summed": per_device(summed)}
+    return {"_one_device": {k: np.array([step[k] for step in local], np.float32)
+                            for k in full},
+            "_summed": {k: np.full(n, v, np.float32) for k, v in summed.items()}}
 
 
 def regression_batch(per_device: int, seed: int):
@@ -79,10 +86,11 @@ def traces_a_psum_over_data(fn):
 
 
 # --- pmap_scaled_sum ----------------------------------------------------------------------
-@case("pmap_scaled_sum", hidden=False, hints=[not_per_device])
+@case("pmap_scaled_sum", hidden=False, hints=[not_per_device, not_doubled, rows_not_summed])
 def doubles_and_sums_rows(fn):
     n = jax.device_count()
-    return {"result": fn(jnp.arange(n * 3, dtype=jnp.float32).reshape(n, 3))}
+    data = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+    return {"result": fn(jnp.asarray(data)), "_doubled_rows": 2 * data}
 
 
 # --- distributed_dot ----------------------------------------------------------------------
@@ -114,10 +122,19 @@ def takes_the_learning_rate(fn):
 
 
 # --- ring_shift ---------------------------------------------------------------------------
-@case("ring_shift", hidden=False, hints=[wrong_direction])
+def ring_context(x: np.ndarray) -> dict:
+    """What sending the blocks backwards, or forwards without wrapping round from the last
+    device to the first (whose block then stays zero), would give."""
+    size = x.size // jax.device_count()
+    forwards = np.roll(x, size)
+    no_wrap = np.concatenate([np.zeros(size, x.dtype), forwards[size:]])
+    return {"_backwards": np.roll(x, -size), "_no_wrap": no_wrap}
+
+
+@case("ring_shift", hidden=False, hints=[wrong_direction, no_wrap])
 def moves_each_block_to_the_next_device(fn):
     x = np.arange(2 * jax.device_count(), dtype=np.float32)
-    return {"result": fn(jnp.asarray(x)), "_backwards": np.roll(x, -2)}
+    return {"result": fn(jnp.asarray(x)), **ring_context(x)}
 
 
 @case("ring_shift", hidden=False, judge=compiles_to("collective-permute"))

@@ -83,12 +83,16 @@ def unfolded_rows(key: jax.Array, count: int, columns: int) -> np.ndarray:
 
 
 not_placed = Hint(lambda got, want: not isinstance(got["spec"], list), hints.HINT_GB_NOT_PLACED)
+other_spec = Hint(lambda got, want: isinstance(got["spec"], list) and got["spec"] != want["spec"],
+                  hints.HINT_GB_SPEC)
+mean_shape = Hint(lambda got, want: np.shape(got["result"]) != np.shape(want["result"]),
+                  hints.HINT_MEAN_AXIS)
 same_key = Hint(lambda got, want: close(got["values"], want["_unfolded"]),
                 hints.HINT_SAME_KEY_EVERY_PROCESS)
 
 
 # --- global_batch ---------------------------------------------------------------------------
-@case("global_batch", hidden=False, hints=[not_placed])
+@case("global_batch", hidden=False, hints=[not_placed, other_spec])
 def one_process_holds_the_whole_batch(fn):
     local = rows(2 * jax.device_count(), 3)
     out = fn(local)
@@ -96,13 +100,13 @@ def one_process_holds_the_whole_batch(fn):
 
 
 # --- global_mean ----------------------------------------------------------------------------
-@case("global_mean", hidden=False)
+@case("global_mean", hidden=False, hints=[mean_shape])
 def mean_of_every_column(fn):
     return {"result": fn(rows(2 * jax.device_count(), 3))}
 
 
 # --- random_global_batch --------------------------------------------------------------------
-@case("random_global_batch", hidden=False, hints=[same_key, not_placed])
+@case("random_global_batch", hidden=False, hints=[same_key, not_placed, other_spec])
 def rows_of_process_zero(fn):
     key = jax.random.key(0)
     out = fn(key, jax.device_count(), 2)

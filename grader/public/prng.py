@@ -34,6 +34,9 @@ stacked = Hint(lambda got, want: got["result"].ndim == 2
 one_draw = Hint(lambda got, want: close(got["result"], want["_one_draw"]),
                 hints.HINT_ONE_GLOBAL_DRAW)
 legacy_keys = Hint(lambda got, want: not got["typed"], hints.HINT_LEGACY_KEYS)
+keys_count = Hint(lambda got, want: got["keys"].shape[0] != want["keys"].shape[0],
+                  hints.HINT_KEYS_COUNT)
+KEYS_HINTS = [legacy_keys, keys_count]
 mask_per_device = Hint(lambda got, want: close(got["result"], want["_fold_in_per_device"])
                        or close(got["result"], want["_same_key_per_device"]),
                        hints.HINT_MASK_PER_DEVICE)
@@ -74,7 +77,7 @@ def keys_case(fn, key) -> dict:
     }
 
 
-@case("device_keys", hidden=False, hints=[legacy_keys])
+@case("device_keys", hidden=False, hints=KEYS_HINTS)
 def splits_key_zero(fn):
     return keys_case(fn, jax.random.key(0))
 

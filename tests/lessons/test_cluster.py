@@ -70,6 +70,10 @@ def forges_a_result():
     return "real"
 
 
+def xla_flags_seen():
+    return os.environ.get("XLA_FLAGS", "")
+
+
 def noted(folder: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
 
@@ -83,6 +87,15 @@ def test_every_process_returns_its_result_in_process_order():
                for r in results)
     assert results[0]["scaled"] == 3.0
     assert results[1]["rows"].dtype == np.float32 and np.all(results[1]["rows"] == 1)
+
+
+def test_xla_flags_reach_every_process_and_the_device_count_stays_its_own(monkeypatch):
+    """Do the flags given to run join this process's XLA_FLAGS in every launched process,
+    without the device count flag that would override devices_per_process?"""
+    monkeypatch.setenv("XLA_FLAGS", "--xla_force_host_platform_device_count=8 --xla_dump_to=x")
+    flags = "--xla_cpu_collective_timeout_seconds=7"
+    seen = cluster.run(xla_flags_seen, processes=2, initialize=False, xla_flags=flags)
+    assert seen == ["--xla_dump_to=x --xla_cpu_collective_timeout_seconds=7"] * 2
 
 
 def test_a_timeout_kills_every_process_and_says_which_were_late(tmp_path):

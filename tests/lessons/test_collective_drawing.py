@@ -128,7 +128,7 @@ def test_a_step_shows_what_has_arrived_so_far_and_who_is_sending():
     """At step 1 of all_gather, have slots 0 and 1 arrived everywhere, slots 2 and 3 not yet,
     and are the only arrows those of device 1?"""
     fig = collective_figure("all_gather", N, step=1)
-    assert drawn(fig, "after", range(N)) == [[0, 10, None, None]] * N
+    assert drawn(fig, "after", range(N)) == [[1, 11, None, None]] * N
     assert sorted(arrows(fig)) == ["arrow-1-0", "arrow-1-2", "arrow-1-3"]
     empty = by_gid(fig)["after-0-3"][0]
     assert empty.get_facecolor() == to_rgba("white") and empty.get_linestyle() == "--"
@@ -137,7 +137,8 @@ def test_a_step_shows_what_has_arrived_so_far_and_who_is_sending():
 def test_a_psum_step_holds_the_partial_sum():
     """At step 2 of psum, does every device hold the sum of devices 0 to 2 only?"""
     fig = collective_figure("psum", N, step=2)
-    assert drawn(fig, "after", range(N)) == [[30 + 3 * j for j in range(N)]] * N
+    # device i starts with 10 * i + j + 1: slot j adds (j + 1) + (j + 11) + (j + 21)
+    assert drawn(fig, "after", range(N)) == [[33 + 3 * j for j in range(N)]] * N
     parts = sorted(g for g in by_gid(fig) if g.startswith("part-0-0-"))
     assert parts == ["part-0-0-0", "part-0-0-1", "part-0-0-2"]
 
@@ -146,10 +147,10 @@ def test_a_scatter_step_is_one_receiving_device():
     """At step 2 of scatter, have devices 0 to 2 received their block from the root, device 3
     not yet, and is the only arrow the one to device 2?"""
     fig = collective_figure("scatter", N, step=2)
-    assert drawn(fig, "after", range(N)) == [[0], [1], [2], [None]]
+    assert drawn(fig, "after", range(N)) == [[1], [2], [3], [None]]
     assert sorted(arrows(fig)) == ["arrow-0-2"]
     assert drawn(collective_figure("scatter", N, step=0), "after", range(N)) == [
-        [0], [None], [None], [None]]
+        [1], [None], [None], [None]]
 
 
 def test_every_step_has_the_layout_of_the_whole_collective():

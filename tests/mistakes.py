@@ -1,0 +1,67 @@
+"""Usual mistakes written as a student would write them, for the tests of hints
+(test_mistakes_*.py): each is run through check() on this process's 8 devices, and must fail
+with its own hint and no other."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from grader import messages as msg
+from grader.check import check
+
+
+class Mistakes:
+    """A list of (exercise, wrong function, expected hint) for pytest.mark.parametrize."""
+
+    def __init__(self) -> None:
+        self.params: list = []
+
+    def __call__(self, exercise: str, hint: str, label: str | None = None,
+                 also: tuple[str, ...] = ()) -> Callable[[Callable], Callable]:
+        """Register the decorated function as a mistake in ``exercise`` whose (first) hint
+        must be ``hint``; other tests may only give the hints ``also`` (true of the same
+        mistake). The test id is ``label`` or the function's own name; check sees it as
+        ``exercise``."""
+
+        def register(fn: Callable) -> Callable:
+            name = label or fn.__name__
+            fn.__name__ = fn.__qualname__ = exercise
+            self.params.append(pytest.param(fn, hint, also, id=f"{exercise}-{name}"))
+            return fn
+
+        return register
+
+
+def hints_given(fn: Callable) -> tuple[object, set[str]]:
+    """check(fn), and every hint its tests give."""
+    result = check(fn)
+    return result, {t.hint for t in result.tests if t.hint}
+
+
+def assert_only_hint(fn: Callable, hint: str, also: tuple[str, ...] = ()) -> None:
+    """fn fails check(), the hint shown is ``hint``, and no test gives a hint other than it
+    and those of ``also``."""
+    result, given = hints_given(fn)
+    assert result.points < result.max_points, str(result)
+    assert result.hint == hint, str(result)
+    assert given - {hint} <= set(also), str(result)
+
+
+def assert_passes_without_hint(fn: Callable) -> None:
+    result, given = hints_given(fn)
+    assert result.status == msg.PASSED, str(result)
+    assert given == set()
+
+
+def hidden_result(case_id: str, fn: Callable, reference: Callable):
+    """A hidden case judged in this process, on its devices: ``fn`` measured by the case's
+    probe against ``reference``, as the grader would judge them."""
+    import jax
+
+    from grader import cases
+
+    found = next(c for c in cases.load(hidden=True) if c.id == case_id)
+    n = jax.device_count()
+    return cases.decide(found, {n: cases.measure(found, fn)}, {n: cases.measure(found, reference)})

@@ -1,0 +1,272 @@
+"""The usual mistakes of lesson 3 (collectives), each written as a student would: does
+check() fail it with the hint of that mistake, and no other hint?
+
+The correct functions of alternatives.py pass with no hint (test_check.py). A mistake that
+JAX refuses is caught by the hint of its error message; one that computes a wrong value, by
+the hint that recognises that value.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from alternatives import CORRECT
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+from mistakes import Mistakes, assert_only_hint, assert_passes_without_hint
+
+from grader.hints import collectives as hints
+from grader.hints import common
+
+mistake = Mistakes()
+
+
+def data_mesh() -> Mesh:
+    return Mesh(np.array(jax.devices()), ("data",))
+
+
+def ring(n: int) -> list[tuple[int, int]]:
+    return [(i, (i + 1) % n) for i in range(n)]
+
+
+# --- shard_map_psum -------------------------------------------------------------------------
+@mistake("shard_map_psum", common.HINT_NOT_REPLICATED)
+def sums_without_psum(x):
+    mesh = Mesh(jax.devices()[:1], ("data",))
+    return jax.shard_map(jnp.sum, mesh=mesh, in_specs=P("data"), out_specs=P())(x)
+
+
+@mistake("shard_map_psum", hints.HINT_MISSING_PSUM)
+def silences_the_check_instead_of_adding_a_psum(x):
+    mesh = Mesh(jax.devices()[:1], ("data",))
+    return jax.shard_map(jnp.sum, mesh=mesh, in_specs=P("data"), out_specs=P(),
+                         check_vma=False)(x)
+
+
+# --- pmap_scaled_sum ------------------------------------------------------------------------
+@mistake("pmap_scaled_sum", hints.HINT_FORGOT_DOUBLING)
+def forgets_to_double(data):
+    return jax.pmap(lambda row: jax.lax.psum(row, "devices"), axis_name="devices")(data)
+
+
+@mistake("pmap_scaled_sum", hints.HINT_PMAP_FORGOT_PSUM)
+def doubles_without_psum(data):
+    return jax.pmap(lambda row: 2.0 * row, axis_name="devices")(data)
+
+
+@mistake("pmap_scaled_sum", hints.HINT_NOT_PER_DEVICE)
+def sums_on_the_host(data):
+    return 2.0 * data.sum(axis=0)
+
+
+@mistake("pmap_scaled_sum", common.HINT_AXIS_NAME)
+def psums_over_another_name_than_pmaps(data):
+    return jax.pmap(lambda row: jax.lax.psum(2.0 * row, "i"), axis_name="devices")(data)
+
+
+# --- distributed_dot ------------------------------------------------------------------------
+@mistake("distributed_dot", hints.HINT_FORGOT_PSUM)
+def dot_without_psum_unchecked(v1, v2):
+    return jax.shard_map(jnp.vdot, mesh=data_mesh(), in_specs=(P("data"), P("data")),
+                         out_specs=P(), check_vma=False)(v1, v2)
+
+
+@mistake("distributed_dot", common.HINT_NOT_REPLICATED)
+def dot_without_psum(v1, v2):
+    return jax.shard_map(jnp.vdot, mesh=data_mesh(), in_specs=(P("data"), P("data")),
+                         out_specs=P())(v1, v2)
+
+
+@mistake("distributed_dot", hints.HINT_OUT_SPECS_RANK)
+def scalar_per_device_with_a_split_out_spec(v1, v2):
+    return jax.shard_map(jnp.vdot, mesh=data_mesh(), in_specs=(P("data"), P("data")),
+                         out_specs=P("data"))(v1, v2)
+
+
+# --- pmean_update_step ----------------------------------------------------------------------
+def update_step(average):
+    def pmean_update_step(params, sharded_batch, learning_rate=0.01):
+        def step(p, batch):
+            error = p["w"] * batch["x"] + p["b"] - batch["y"]
+            grads = {"w": jnp.mean(2 * error * batch["x"]), "b": jnp.mean(2 * error)}
+            grads = average(grads)
+            return {k: p[k] - learning_rate * grads[k] for k in p}
+
+        return jax.pmap(step, axis_name="data_parallel_axis", in_axes=(None, 0))(
+            params, sharded_batch)
+
+    return pmean_update_step
+
+
+mistake("pmean_update_step", hints.HINT_FORGOT_PMEAN, "no_pmean")(
+    update_step(lambda grads: grads))
+mistake("pmean_update_step", hints.HINT_PSUM_NOT_PMEAN, "psum_not_pmean")(
+    update_step(lambda grads: jax.lax.psum(grads, "data_parallel_axis")))
+
+
+# --- ring_shift -----------------------------------------------------------------------------
+def shift_with(pairs_of):
+    def ring_shift(x):
+        pairs = pairs_of(jax.device_count())
+        return jax.shard_map(lambda b: jax.lax.ppermute(b, "data", pairs), mesh=data_mesh(),
+                             in_specs=P("data"), out_specs=P("data"))(x)
+
+    return ring_shift
+
+
+mistake("ring_shift", hints.HINT_WRONG_DIRECTION, "sends_to_i_minus_1")(
+    shift_with(lambda n: [(i, (i - 1) % n) for i in range(n)]))
+mistake("ring_shift", hints.HINT_RING_NO_WRAP, "no_wrap_round")(
+    shift_with(lambda n: [(i, i + 1) for i in range(n - 1)]))
+
+
+# --- global_max_normalize -------------------------------------------------------------------
+def normalize_with(local):
+    def global_max_normalize(x):
+        return jax.shard_map(local, mesh=data_mesh(), in_specs=P("data"),
+                             out_specs=P("data"))(x)
+
+    return global_max_normalize
+
+
+mistake("global_max_normalize", hints.HINT_NORMALIZE_LOCAL_MAX, "local_max",
+        also=(hints.HINT_NORMALIZE_PMAX,))(
+    normalize_with(lambda b: b / jnp.abs(b).max()))
+mistake("global_max_normalize", hints.HINT_NORMALIZE_ABS, "max_without_abs")(
+    normalize_with(lambda b: b / jax.lax.pmax(b.max(), "data")))
+
+
+@mistake("global_max_normalize", hints.HINT_NORMALIZE_PMAX)
+def normalizes_the_whole_array_without_shard_map(x):
+    return x / jnp.abs(x).max()
+
+
+# --- allreduce_from_ppermute ----------------------------------------------------------------
+def ring_total(steps_of):
+    def allreduce_from_ppermute(x):
+        n = jax.device_count()
+
+        def total(row):
+            result, moving = row, row
+            for _ in range(steps_of(n)):
+                moving = jax.lax.ppermute(moving, "data", ring(n))
+                result = result + moving
+            return result
+
+        return jax.shard_map(total, mesh=data_mesh(), in_specs=P("data"),
+                             out_specs=P("data"))(x)
+
+    return allreduce_from_ppermute
+
+
+mistake("allreduce_from_ppermute", hints.HINT_RING_STEPS, "n_steps")(ring_total(lambda n: n))
+mistake("allreduce_from_ppermute", hints.HINT_RING_STEPS, "one_step")(ring_total(lambda n: 1))
+
+
+@mistake("allreduce_from_ppermute", hints.HINT_RING_USES_OTHER_COLLECTIVES)
+def all_reduces_with_psum(x):
+    return jax.shard_map(lambda row: jax.lax.psum(row, "data"), mesh=data_mesh(),
+                         in_specs=P("data"), out_specs=P("data"))(x)
+
+
+# --- sharded_cumsum -------------------------------------------------------------------------
+def cumsum_with(earlier_of):
+    def sharded_cumsum(x):
+        def running(block):
+            local = jnp.cumsum(block)
+            totals = jax.lax.all_gather(local[-1], "data")
+            earlier = earlier_of(jnp.arange(totals.shape[0]), jax.lax.axis_index("data"))
+            return local + jnp.sum(jnp.where(earlier, totals, 0))
+
+        return jax.shard_map(running, mesh=data_mesh(), in_specs=P("data"),
+                             out_specs=P("data"))(x)
+
+    return sharded_cumsum
+
+
+mistake("sharded_cumsum", hints.HINT_CUMSUM_OWN_TOTAL, "own_total_too")(
+    cumsum_with(lambda j, i: j <= i))
+mistake("sharded_cumsum", hints.HINT_CUMSUM_OFFSET, "no_offset")(cumsum_with(lambda j, i: j < 0))
+
+
+@mistake("sharded_cumsum", hints.HINT_CUMSUM_GATHERS_DATA)
+def gathers_the_whole_vector(x):
+    def running(block):
+        whole = jax.lax.all_gather(block, "data", tiled=True)
+        size = block.shape[0]
+        return jax.lax.dynamic_slice(jnp.cumsum(whole), (jax.lax.axis_index("data") * size,),
+                                     (size,))
+
+    return jax.shard_map(running, mesh=data_mesh(), in_specs=P("data"),
+                         out_specs=P("data"))(x)
+
+
+# --- reduce_scatter_sum ---------------------------------------------------------------------
+@mistake("reduce_scatter_sum", hints.HINT_SCATTER_NOT_PSUM)
+def psums_then_slices(xs):
+    def keep_own_part(row):
+        total = jax.lax.psum(row[0], "data")
+        size = total.shape[0] // jax.lax.axis_size("data")
+        return jax.lax.dynamic_slice(total, (jax.lax.axis_index("data") * size,), (size,))
+
+    return jax.shard_map(keep_own_part, mesh=data_mesh(), in_specs=P("data", None),
+                         out_specs=P("data"))(xs)
+
+
+@mistake("reduce_scatter_sum", hints.HINT_SCATTER_TILED)
+def scatters_without_tiled(xs):
+    return jax.shard_map(lambda row: jax.lax.psum_scatter(row[0], "data"), mesh=data_mesh(),
+                         in_specs=P("data", None), out_specs=P("data"))(xs)
+
+
+# --- rows_to_columns ------------------------------------------------------------------------
+@mistake("rows_to_columns", hints.HINT_A2A_AXES)
+def swaps_split_and_concat_axes(x):
+    return jax.shard_map(lambda rows: jax.lax.all_to_all(rows, "data", 0, 1, tiled=True),
+                         mesh=data_mesh(), in_specs=P("data", None),
+                         out_specs=P(None, "data"))(x)
+
+
+@mistake("rows_to_columns", hints.HINT_A2A_GATHERED)
+def reshards_with_device_put(x):
+    return jax.device_put(x, NamedSharding(data_mesh(), P(None, "data")))
+
+
+# --- row_group_sums -------------------------------------------------------------------------
+def row_sums_with(local, **options):
+    def row_group_sums(x, mesh):
+        return jax.shard_map(local, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x"),
+                             **options)(x)
+
+    return row_group_sums
+
+
+mistake("row_group_sums", hints.HINT_ROW_SUMS_BOTH_AXES, "psum_over_x_and_y")(
+    row_sums_with(lambda b: jax.lax.psum(b.sum(axis=1), ("x", "y")), check_vma=False))
+mistake("row_group_sums", hints.HINT_ROW_SUMS_ONE_BLOCK, "no_psum_unchecked")(
+    row_sums_with(lambda b: b.sum(axis=1), check_vma=False))
+mistake("row_group_sums", hints.HINT_ROW_SUMS_REPLICATE_Y, "no_psum")(
+    row_sums_with(lambda b: b.sum(axis=1)))
+
+
+@pytest.mark.parametrize("fn, hint, also", mistake.params)
+def test_a_usual_mistake_gets_its_own_hint(fn, hint, also):
+    """Does this mistaken function fail check() with the hint for its mistake, and no hint
+    that would point elsewhere?"""
+    assert_only_hint(fn, hint, also)
+
+
+def test_every_exercise_of_the_lesson_has_two_mistakes_with_hints():
+    """Does each exercise of lesson 3 have at least two mistakes whose hints are tested?"""
+    counts = {name: 0 for name in CORRECT}
+    for param in mistake.params:
+        counts[param.values[0].__name__] += 1
+    assert min(counts.values()) >= 2, counts
+
+
+@pytest.mark.parametrize("name", sorted(CORRECT))
+def test_a_correct_function_gets_no_hint(name):
+    """Does the correct function of each exercise pass with no hint at all?"""
+    assert_passes_without_hint(CORRECT[name])

@@ -1,0 +1,184 @@
+"""The usual mistakes of lesson 4 (PRNG keys on many devices), each written as a student would:
+does check() fail it with the hint of that mistake, and no other hint? And does a correct
+function, written here independently of solutions/, pass with no hint?"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+from mistakes import Mistakes, assert_only_hint, assert_passes_without_hint, hidden_result
+
+from grader import messages as msg
+from grader.course import EXERCISES
+from grader.hints import common
+from grader.hints import prng as hints
+
+mistake = Mistakes()
+LESSON = [e.name for e in EXERCISES if e.lesson == "04_prng"]
+
+
+def data_mesh() -> Mesh:
+    return Mesh(np.array(jax.devices()), ("data",))
+
+
+# --- correct functions ----------------------------------------------------------------------
+def uniform_with(own_key):
+    def per_device_uniform(key, n_per_device):
+        def draw(k):
+            return jax.random.uniform(own_key(k), (n_per_device,))
+
+        return jax.shard_map(draw, mesh=data_mesh(), in_specs=P(), out_specs=P("data"))(key)
+
+    return per_device_uniform
+
+
+def split_keys(key):
+    return jax.random.split(key, jax.device_count())
+
+
+def device_keys(key):
+    return jax.device_put(split_keys(key), NamedSharding(data_mesh(), P("data")))
+
+
+def normal_with(keys_spec, pick):
+    def per_device_normal(keys, n_per_device):
+        return jax.shard_map(lambda k: jax.random.normal(pick(k), (n_per_device,)),
+                             mesh=data_mesh(), in_specs=keys_spec, out_specs=P("data"))(keys)
+
+    return per_device_normal
+
+
+def dropout_with(keep_probability, scale=True):
+    @jax.jit
+    def sharded_dropout(key, x, rate):
+        keep = jax.random.bernoulli(key, keep_probability(rate), x.shape)
+        return jnp.where(keep, x / (1 - rate) if scale else x, 0)
+
+    return sharded_dropout
+
+
+CORRECT = {
+    "per_device_uniform": uniform_with(
+        lambda k: jax.random.fold_in(k, jax.lax.axis_index("data"))),
+    "device_keys": device_keys,
+    "per_device_normal": normal_with(P("data"), lambda k: k[0]),
+    "sharded_dropout": dropout_with(lambda rate: 1 - rate),
+}
+for _name, _fn in CORRECT.items():
+    _fn.__name__ = _fn.__qualname__ = _name
+
+
+# --- per_device_uniform ---------------------------------------------------------------------
+mistake("per_device_uniform", hints.HINT_SAME_KEY_EVERY_DEVICE, "no_fold_in")(
+    uniform_with(lambda k: k))
+
+
+@mistake("per_device_uniform", hints.HINT_STACKED_LIKE_PMAP)
+def pmaps_over_device_indices(key, n_per_device):
+    draw = lambda i: jax.random.uniform(jax.random.fold_in(key, i), (n_per_device,))  # noqa: E731
+    return jax.pmap(draw)(jnp.arange(jax.device_count()))
+
+
+@mistake("per_device_uniform", hints.HINT_ONE_GLOBAL_DRAW)
+def draws_everything_from_the_key(key, n_per_device):
+    return jax.random.uniform(key, (jax.device_count() * n_per_device,))
+
+
+# --- device_keys ----------------------------------------------------------------------------
+@mistake("device_keys", hints.HINT_LEGACY_KEYS)
+def returns_raw_key_data(key):
+    return jax.random.key_data(device_keys(key))
+
+
+@mistake("device_keys", hints.HINT_KEYS_COUNT)
+def splits_without_a_count(key):
+    return jax.random.split(key)
+
+
+@mistake("device_keys", common.HINT_DOES_NOT_DIVIDE)
+def places_keys_split_without_a_count(key):
+    return jax.device_put(jax.random.split(key), NamedSharding(data_mesh(), P("data")))
+
+
+# --- per_device_normal ----------------------------------------------------------------------
+mistake("per_device_normal", hints.HINT_SAME_KEY_EVERY_DEVICE, "every_device_takes_key_0")(
+    normal_with(P(), lambda k: k[0]))
+mistake("per_device_normal", hints.HINT_KEY_BLOCK, "draws_from_the_block")(
+    normal_with(P("data"), lambda k: k))
+
+
+@mistake("per_device_normal", hints.HINT_STACKED_LIKE_PMAP)
+def pmaps_over_the_keys(keys, n_per_device):
+    return jax.pmap(lambda k: jax.random.normal(k, (n_per_device,)))(keys)
+
+
+# --- sharded_dropout ------------------------------------------------------------------------
+@mistake("sharded_dropout", hints.HINT_MASK_PER_DEVICE)
+def draws_a_mask_on_each_device(key, x, rate):
+    def local(block):
+        own = jax.random.fold_in(key, jax.lax.axis_index("data"))
+        keep = jax.random.bernoulli(own, 1 - rate, block.shape)
+        return jnp.where(keep, block / (1 - rate), 0)
+
+    return jax.shard_map(local, mesh=data_mesh(), in_specs=P("data"), out_specs=P("data"))(x)
+
+
+mistake("sharded_dropout", hints.HINT_DROPOUT_UNSCALED, "keeps_values_unscaled")(
+    dropout_with(lambda rate: 1 - rate, scale=False))
+
+
+@mistake("sharded_dropout", hints.HINT_DROPOUT_NOT_SPLIT)
+def replicates_x_first(key, x, rate):
+    x = jax.device_put(x, NamedSharding(data_mesh(), P()))
+    return CORRECT["sharded_dropout"](key, x, rate)
+
+
+@pytest.mark.parametrize("fn, hint, also", mistake.params)
+def test_a_usual_mistake_gets_its_own_hint(fn, hint, also):
+    """Does this mistaken function fail check() with the hint for its mistake, and no hint
+    that would point elsewhere?"""
+    assert_only_hint(fn, hint, also)
+
+
+def test_every_exercise_of_the_lesson_has_two_mistakes_with_hints():
+    """Does each exercise of lesson 4 have at least two mistakes whose hints are tested?"""
+    counts = {name: 0 for name in LESSON}
+    for param in mistake.params:
+        counts[param.values[0].__name__] += 1
+    assert min(counts.values()) >= 2, counts
+
+
+@pytest.mark.parametrize("name", LESSON)
+def test_a_correct_function_gets_no_hint(name):
+    """Does a correct function of each exercise pass check() with no hint at all?"""
+    assert_passes_without_hint(CORRECT[name])
+
+
+@pytest.mark.parametrize("case_id", ["device_keys:one_key_on_each_device",
+                                     "device_keys:device_i_holds_key_i"])
+def test_keys_left_on_one_device_get_the_placement_hint_from_the_grader(case_id):
+    """Keys split but never placed pass check() (its tests read their values): do the
+    grader's hidden tests of where they sit fail them with the hint to place them, and pass
+    the placed keys?"""
+    def device_keys(key):
+        return split_keys(key)
+
+    wrong = hidden_result(case_id, device_keys, CORRECT["device_keys"])
+    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_KEYS_NOT_PLACED
+    right = hidden_result(case_id, CORRECT["device_keys"], CORRECT["device_keys"])
+    assert right.status == msg.PASSED and right.hint is None
+
+
+def test_keeping_with_probability_rate_gets_its_hint_from_the_grader():
+    """bernoulli(key, rate) keeps as often as bernoulli(key, 1 - rate) at the public test's
+    rate 0.5, so check() passes it: does the grader's hidden test at rate 0.25 fail it with the
+    hint about the keep probability?"""
+    wrong = dropout_with(lambda rate: rate)
+    result = hidden_result("sharded_dropout:same_mask_on_every_device_count", wrong,
+                           CORRECT["sharded_dropout"])
+    assert result.status == msg.FAILED
+    assert result.hint == hints.HINT_DROPOUT_KEEP_PROBABILITY
