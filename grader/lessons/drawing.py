@@ -90,7 +90,8 @@ def blocks(
         parts = math.prod(mesh_shape[a] for a in axes)
         if size % parts:
             raise LayoutError(
-                texts.LAYOUT_UNEVEN.format(dim=dim, size=size, parts=parts, axes=axes)
+                texts.LAYOUT_UNEVEN.format(dim=dim, size=size, parts=parts,
+                                           axes=" and ".join(map(repr, axes)))
             )
     itemsize = _itemsize(dtype)
     names, sizes = list(mesh_shape), list(mesh_shape.values())

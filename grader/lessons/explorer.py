@@ -244,7 +244,7 @@ class LayoutExplorer(widgets.VBox):
                                       layout=widgets.Layout(width="170px"))
         padded = [*spec, *[OMIT] * (MAX_DIMS - len(spec))]
         self.spec_entries = [
-            widgets.Dropdown(description=f"P entry {i}", style=style,
+            widgets.Dropdown(description=f"dim {i}", style=style,
                              layout=widgets.Layout(width="200px"))
             for i in range(MAX_DIMS)
         ]
@@ -278,13 +278,24 @@ class LayoutExplorer(widgets.VBox):
             for name, size in zip(self.axis_names[: self.n_axes.value],
                                   self.axis_sizes[: self.n_axes.value], strict=True)
         )
-        spec = tuple(self._entries[d.value] for d in self.spec_entries)
+        spec = tuple(self._entries[d.value] for d in self.spec_entries[: self._dims()])
         return LayoutState(axes, self.shape.value, spec, self.dtype.value)
 
+    def _dims(self) -> int:
+        """How many spec entries the array's shape has room for (all of them while the
+        shape does not read as one, so that the model can say why)."""
+        try:
+            return min(len(parse_shape(self.shape.value)), MAX_DIMS)
+        except ValueError:
+            return MAX_DIMS
+
     def refresh(self) -> None:
-        """Ask the model about the current choice and show its answer."""
+        """Ask the model about the current choice and show its answer; offer a spec entry
+        for each dimension of the array only."""
         from grader.lessons.drawing import LayoutError
 
+        for i, dropdown in enumerate(self.spec_entries):
+            dropdown.layout.display = None if i < self._dims() else "none"
         view = layout_view(self.state())
         if view.ok:
             try:

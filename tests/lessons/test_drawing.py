@@ -83,7 +83,9 @@ def test_replicated_blocks_share_an_index():
     [
         ((8, 4), ("x", None, "y"), "the spec has 3 entries but the array has 2 dimensions"),
         ((8, 4), ("z",), "mesh has no axis 'z' (axes: 'x', 'y')"),
-        ((6, 4), ("x",), "dimension 0 of size 6 does not split into 4 blocks over ('x',)"),
+        ((6, 4), ("x",), "dimension 0 of size 6 does not split into 4 blocks over 'x'"),
+        ((8, 6), (None, ("x", "y")),
+         "dimension 1 of size 6 does not split into 8 blocks over 'x' and 'y'"),
         ((8, 4), ("x", "x"), "axis 'x' is used twice"),
         ((8, 4), (("x", "y"), "y"), "axis 'y' is used twice"),
         ((8, 4), (3,), "spec entry 3 is not None, an axis name or a tuple of axis names"),

@@ -130,6 +130,21 @@ def test_the_starting_choice_is_drawn_with_its_blocks():
     assert [d.value for d in explorer.spec_entries] == ["'x'", "'y'", OMIT]
 
 
+def test_a_spec_entry_is_offered_for_each_dimension_of_the_array_only():
+    """Does a 2-D array get two dropdowns, named by the dimension they split, and a 3-D one
+    (typed in) a third, which its spec then uses?"""
+    explorer = layout_explorer((8, 6), MESH, ("x", "y"))
+    shown = [d.description for d in explorer.spec_entries if d.layout.display != "none"]
+    assert shown == ["dim 0", "dim 1"]
+    explorer.spec_entries[2].value = "None"  # hidden: not part of a 2-D array's spec
+    assert explorer.view.ok and explorer.view.spec == ("x", "y")
+    explorer.shape.value = "8, 6, 2"
+    assert [d.layout.display for d in explorer.spec_entries] == [None, None, None]
+    assert explorer.view.spec == ("x", "y", None)
+    explorer.shape.value = "8"
+    assert explorer.view.spec == ("x",)
+
+
 def test_choosing_none_for_a_dimension_redraws_with_copies():
     """Does changing a spec dropdown replace the drawing with that of the new layout?"""
     explorer = layout_explorer((8, 6), MESH, ("x", "y"))
