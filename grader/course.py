@@ -55,27 +55,26 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="The block shape a spec gives on a mesh {axis: size}; ValueError if uneven.",
     ),
     Exercise(
-        "shard_2d",
+        "spec_for_block",
         lesson="01_sharding",
-        summary="device_put a 2-D array on an ('x', 'y') mesh: rows over 'x', columns over 'y'.",
-        all_devices=True,
+        summary="A PartitionSpec whose blocks on a mesh {axis: size} have a given shape, if any.",
     ),
     Exercise(
-        "shard_rows_over_both",
+        "place_transposed",
         lesson="01_sharding",
-        summary="device_put a 2-D array with its rows split over both mesh axes, P(('x', 'y')).",
-        all_devices=True,
-    ),
-    Exercise(
-        "replicate_over_x",
-        lesson="01_sharding",
-        summary="device_put a 2-D array with its columns over 'y' and copies along 'x'.",
+        summary="Place x so each device holds the transpose of its block of a placed template.",
         all_devices=True,
     ),
     Exercise(
         "block_map",
         lesson="01_sharding",
         summary="From addressable_shards: device id -> (start, stop) of its block per dimension.",
+        all_devices=True,
+    ),
+    Exercise(
+        "devices_holding",
+        lesson="01_sharding",
+        summary="The sorted ids of the devices holding one element of a placed array, copies too.",
         all_devices=True,
     ),
     # --- lesson 02_jit_sharding ---

@@ -4,6 +4,7 @@ here independently of solutions/, pass with no hint?"""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import jax
@@ -41,11 +42,32 @@ def shard_shape(global_shape, mesh_shape, spec):
     return tuple(shape)
 
 
-def placer(*spec):
-    def place(x, mesh):
-        return jax.device_put(x, NamedSharding(mesh, P(*spec)))
+def spec_for_block(global_shape, mesh_shape, block_shape):
+    if len(global_shape) != len(block_shape):
+        raise ValueError("one block size per dimension")
+    wanted = []
+    for size, block in zip(global_shape, block_shape, strict=True):
+        if size == block:
+            wanted.append(1)
+        elif block < 1 or size % block:
+            raise ValueError("no such blocks")
+        else:
+            wanted.append(size // block)
+    axes = list(mesh_shape)
+    # every way of giving each axis to one dimension or to none, the first that fits
+    for owners in itertools.product(range(-1, len(wanted)), repeat=len(axes)):
+        groups = [tuple(a for a, o in zip(axes, owners, strict=True) if o == d)
+                  for d in range(len(wanted))]
+        if all(math.prod(mesh_shape[a] for a in g) == w
+               for g, w in zip(groups, wanted, strict=True)):
+            return P(*(g if g else None for g in groups))
+    raise ValueError("no spec")
 
-    return place
+
+def place_transposed(x, template):
+    mesh, spec = template.sharding.mesh, list(template.sharding.spec)
+    spec += [None] * (template.ndim - len(spec))
+    return jax.device_put(x, NamedSharding(mesh, P(*spec[::-1])))
 
 
 def block_map(x):
@@ -54,13 +76,22 @@ def block_map(x):
             for shard in x.addressable_shards}
 
 
+def covers(shard, index, shape):
+    return all(part.indices(size)[0] <= i < part.indices(size)[1]
+               for part, i, size in zip(shard.index, index, shape, strict=True))
+
+
+def devices_holding(arr, index):
+    return sorted(s.device.id for s in arr.addressable_shards if covers(s, index, arr.shape))
+
+
 CORRECT = {
     "is_congruent": is_congruent,
     "shard_shape": shard_shape,
-    "shard_2d": placer("x", "y"),
-    "shard_rows_over_both": placer(("x", "y")),
-    "replicate_over_x": placer(None, "y"),
+    "spec_for_block": spec_for_block,
+    "place_transposed": place_transposed,
     "block_map": block_map,
+    "devices_holding": devices_holding,
 }
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
@@ -118,24 +149,89 @@ def rounds_instead_of_raising(global_shape, mesh_shape, spec):
                  for size, entry in zip(global_shape, entries, strict=True))
 
 
-# --- shard_2d, shard_rows_over_both, replicate_over_x ---------------------------------------
-PLACEMENTS = [
-    ("shard_2d", hints.HINT_SPEC_ORDER, ("y", "x")),
-    ("shard_2d", hints.HINT_TUPLE_NOT_TWO, (("x", "y"),)),
-    ("shard_2d", hints.HINT_ROWS_ONLY, ("x",)),
-    ("shard_rows_over_both", hints.HINT_TUPLE_ORDER, (("y", "x"),)),
-    ("shard_rows_over_both", hints.HINT_TUPLE_NOT_TWO, ("x", "y")),
-    ("shard_rows_over_both", hints.HINT_ROWS_ONE_AXIS, ("x",)),
-    ("replicate_over_x", hints.HINT_REPLICATE_ROWS_SPLIT, ("y",)),
-    ("replicate_over_x", hints.HINT_REPLICATE_WRONG_AXIS, (None, "x")),
-    ("replicate_over_x", hints.HINT_REPLICATE_EVERYTHING, ()),
-]
-for _exercise, _hint, _spec in PLACEMENTS:
-    mistake(_exercise, _hint, f"P{_spec}")(placer(*_spec))
+# --- spec_for_block -------------------------------------------------------------------------
+def single_axes(global_shape, mesh_shape, block_shape):
+    """Looks for one axis per dimension and never thinks of a tuple."""
+    spec, free = [], list(mesh_shape)
+    for size, block in zip(global_shape, block_shape, strict=True):
+        if size % block:
+            raise ValueError("uneven")
+        if size == block:
+            spec.append(None)
+            continue
+        axis = next((a for a in free if mesh_shape[a] == size // block), None)
+        if axis is None:
+            raise ValueError("no axis of that size")
+        spec.append(axis)
+        free.remove(axis)
+    return P(*spec)
 
 
-@mistake("shard_2d", hints.HINT_NOT_PLACED)
-def forgets_the_mesh(x, mesh):
+@mistake("spec_for_block", hints.HINT_SPEC_NEEDS_TUPLE)
+def never_combines_axes(global_shape, mesh_shape, block_shape):
+    if len(global_shape) != len(block_shape):
+        raise ValueError("one block size per dimension")
+    return single_axes(global_shape, mesh_shape, block_shape)
+
+
+@mistake("spec_for_block", hints.HINT_SPEC_AXIS_TWICE)
+def reuses_an_axis(global_shape, mesh_shape, block_shape):
+    if len(global_shape) != len(block_shape):
+        raise ValueError("one block size per dimension")
+    spec = []
+    for size, block in zip(global_shape, block_shape, strict=True):
+        if size % block:
+            raise ValueError("uneven")
+        groups = [g for k in range(len(mesh_shape) + 1)
+                  for g in itertools.combinations(mesh_shape, k)
+                  if math.prod(mesh_shape[a] for a in g) == size // block]
+        if not groups:
+            raise ValueError("no axes of that size")
+        spec.append(groups[0] or None)
+    return P(*spec)
+
+
+@mistake("spec_for_block", hints.HINT_SPEC_NONE_EXISTS)
+def rounds_the_number_of_blocks(global_shape, mesh_shape, block_shape):
+    if len(global_shape) != len(block_shape):
+        raise ValueError("one block size per dimension")
+    return spec_for_block(global_shape, mesh_shape,
+                          [size // max(1, size // block) for size, block
+                           in zip(global_shape, block_shape, strict=True)])
+
+
+@mistake("spec_for_block", hints.HINT_SPEC_NOT_A_SPEC)
+def returns_a_tuple(global_shape, mesh_shape, block_shape):
+    return tuple(spec_for_block(global_shape, mesh_shape, block_shape))
+
+
+# --- place_transposed -----------------------------------------------------------------------
+@mistake("place_transposed", hints.HINT_TRANSPOSED_PAD)
+def reverses_the_spec_without_padding(x, template):
+    sharding = template.sharding
+    return jax.device_put(x, NamedSharding(sharding.mesh, P(*reversed(sharding.spec))))
+
+
+@mistake("place_transposed", hints.HINT_TRANSPOSED_REVERSE)
+def keeps_the_template_spec(x, template):
+    return jax.device_put(x, template.sharding)
+
+
+@mistake("place_transposed", hints.HINT_TRANSPOSED_TWICE)
+def transposes_x_again(x, template):
+    return place_transposed(x, template).T
+
+
+@mistake("place_transposed", hints.HINT_GIVEN_MESH)
+def builds_its_own_mesh(x, template):
+    mesh = template.sharding.mesh
+    own = jax.make_mesh(tuple(mesh.shape.values()), mesh.axis_names)
+    spec = list(template.sharding.spec) + [None] * (template.ndim - len(template.sharding.spec))
+    return jax.device_put(x, NamedSharding(own, P(*spec[::-1])))
+
+
+@mistake("place_transposed", hints.HINT_NOT_PLACED)
+def forgets_the_mesh(x, template):
     return jax.device_put(x, jax.devices()[0])
 
 
@@ -156,6 +252,36 @@ def keys_by_device(x):
     return {shard.device: tuple(part.indices(size)[:2]
                                 for part, size in zip(shard.index, x.shape, strict=True))
             for shard in x.addressable_shards}
+
+
+# --- devices_holding ------------------------------------------------------------------------
+@mistake("devices_holding", hints.HINT_HOLDING_ONE)
+def stops_at_the_first_holder(arr, index):
+    return next([s.device.id] for s in arr.addressable_shards if covers(s, index, arr.shape))
+
+
+@mistake("devices_holding", hints.HINT_HOLDING_ONE, label="keeps-only-replica-0")
+def keeps_only_the_first_copy(arr, index):
+    return sorted(s.device.id for s in arr.addressable_shards
+                  if s.replica_id == 0 and covers(s, index, arr.shape))
+
+
+@mistake("devices_holding", hints.HINT_HOLDING_SORTED)
+def lists_the_shards_in_their_order(arr, index):
+    return [s.device.id for s in arr.addressable_shards if covers(s, index, arr.shape)]
+
+
+@mistake("devices_holding", hints.HINT_HOLDING_STOP)
+def counts_the_stop_as_inside(arr, index):
+    return sorted(s.device.id for s in arr.addressable_shards
+                  if all(part.indices(size)[0] <= i <= part.indices(size)[1]
+                         for part, i, size in zip(s.index, index, arr.shape, strict=True)))
+
+
+@mistake("devices_holding", hints.HINT_HOLDING_IDS)
+def returns_the_devices(arr, index):
+    return sorted((s.device for s in arr.addressable_shards if covers(s, index, arr.shape)),
+                  key=lambda d: d.id)
 
 
 @pytest.mark.parametrize("fn, hint, also", mistake.params)

@@ -1,11 +1,12 @@
 """Hidden tests of lesson 1 (sharding): only the grader runs them, on 8 devices and, for
-exercises that must work on all devices, on 2 as well. Mesh shapes come from the device
-count: on 8 devices 4 x 2, 2 x 4 and 8 x 1; on 2 devices 1 x 2 and 2 x 1."""
+exercises that must work on all devices, on 2 as well (and on 4 where a case says so). Mesh
+shapes come from the device count: on 8 devices 4 x 2, 2 x 4 and 8 x 1; on 2 devices 1 x 2 and
+2 x 1. Meshes are built with jax.make_mesh (Explicit axes) and jax.sharding.Mesh (Auto axes),
+some with their devices in reverse order."""
 
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -14,67 +15,29 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from grader.cases import case
-from grader.hints import sharding as hints
-from grader.judge import Hint, close
 from grader.public.sharding import (
     BLOCK_HINTS,
     CONGRUENT_HINTS,
+    HOLDING_HINTS,
     MESH_4X2,
-    REPLICATE_HINTS,
-    ROWS_OVER_BOTH_HINTS,
     SHAPE_HINTS,
-    SHARD_2D_HINTS,
+    SPEC_HINTS,
+    TRANSPOSED_JUDGE,
+    block_specs,
     congruence,
+    every_index,
     grid,
-    guarded,
-    matrix,
+    holders,
     mesh_xy,
-    placed,
-    placement,
     readable,
     shard_shapes,
+    shuffled_mesh,
+    specs_giving_the_blocks,
+    template,
+    transposed_placement,
 )
 
 MESH_2X3X2 = {"a": 2, "b": 3, "c": 2}
-
-
-def blocks(x: Any) -> Any:
-    """Which block each device holds: in device order, the offset where its block starts
-    along every dimension, and which copy of that block it is."""
-    if not isinstance(x, jax.Array):
-        return "not a jax.Array"
-    shards = sorted(x.addressable_shards, key=lambda s: s.device.id)
-    return {
-        "devices": [s.device.id for s in shards],
-        "starts": [[part.indices(size)[0] for part, size in zip(s.index, x.shape, strict=True)]
-                   for s in shards],
-        "copy": [s.replica_id for s in shards],
-    }
-
-
-def mesh_of(x: Any) -> Any:
-    """The mesh an array was placed on: axis names and types, and where each device sits."""
-    sharding = getattr(x, "sharding", None)
-    if not isinstance(sharding, NamedSharding):
-        return "no mesh"
-    mesh = sharding.mesh
-    return {
-        "names": [str(name) for name in mesh.axis_names],
-        "types": [str(kind) for kind in mesh.axis_types],
-        "device_ids": np.asarray(mesh.device_ids),
-    }
-
-
-def placed_on(x: Any) -> dict[str, Any]:
-    """A placement with the block of every device and the mesh it is on."""
-    return {**placed(x), "blocks": blocks(x), "mesh": mesh_of(x)}
-
-
-given_mesh = Hint(
-    guarded(lambda got, want: close(got["blocks"], want["blocks"])
-          and not close(got["mesh"], want["mesh"])),
-    hints.HINT_GIVEN_MESH,
-)
 
 
 def blocks_per_dimension(spec: P, mesh_shape: dict[str, int], rank: int) -> tuple[int, ...]:
@@ -208,70 +171,80 @@ def agrees_with_named_sharding(fn):
     return {**shard_shapes(fn, calls), "_jax": refs}
 
 
-# --- shard_2d -------------------------------------------------------------------------------
-@case("shard_2d", hidden=True, judge=placement(SHARD_2D_HINTS))
-def on_a_wide_mesh(fn):
+# --- spec_for_block -------------------------------------------------------------------------
+SPEC_JUDGE = specs_giving_the_blocks(SPEC_HINTS)
+
+
+@case("spec_for_block", hidden=True, judge=SPEC_JUDGE)
+def three_axis_mesh(fn):
+    return block_specs(fn, [
+        ((12, 6), MESH_2X3X2, (2, 3)),
+        ((12,), MESH_2X3X2, (1,)),
+        ((6, 4), MESH_2X3X2, (1, 1)),
+        ((12, 6, 4), MESH_2X3X2, (4, 2, 2)),
+        ((6, 6), MESH_2X3X2, (1, 6)),
+        ((6, 6), MESH_2X3X2, (2, 2)),
+        ((24, 5), MESH_2X3X2, (2, 5)),
+    ])
+
+
+@case("spec_for_block", hidden=True, judge=SPEC_JUDGE)
+def axes_of_size_one_and_empty_dimensions(fn):
+    ones = {"x": 4, "y": 1}
+    return block_specs(fn, [
+        ((8,), ones, (2,)),
+        ((8, 3), ones, (8, 3)),
+        ((0, 6), MESH_4X2, (0, 3)),
+        ((0, 6), MESH_4X2, (2, 6)),
+        ((8, 6), MESH_4X2, (0, 6)),
+        ((), MESH_4X2, ()),
+        ((8, 6), MESH_4X2, (2, 3, 1)),
+    ])
+
+
+@case("spec_for_block", hidden=True, judge=SPEC_JUDGE)
+def every_block_shape_of_an_8x12_array(fn):
+    """Every block shape (with sides that divide 8 and 12, and a few that do not), on the
+    meshes this machine's devices make, from jax.make_mesh and from jax.sharding.Mesh."""
+    meshes = [mesh_xy(grid()), mesh_xy(grid(2), auto=True), mesh_xy(grid(1), auto=True)]
+    calls = [((8, 12), dict(mesh.shape), (rows, cols)) for mesh in meshes
+             for rows in (1, 2, 3, 4, 8) for cols in (1, 2, 3, 5, 6, 12)]
+    return block_specs(fn, calls)
+
+
+# --- place_transposed -----------------------------------------------------------------------
+@case("place_transposed", hidden=True, judge=TRANSPOSED_JUDGE)
+def tuple_entry_on_an_explicit_mesh(fn):
     n = jax.device_count()
-    return placed(fn(matrix((n, 2 * n), seed=11), mesh_xy(grid(2))))
+    return transposed_placement(fn, template((2 * n, 3), mesh_xy(grid(2)), P(("x", "y"), None),
+                                             seed=51))
 
 
-@case("shard_2d", hidden=True, judge=placement(SHARD_2D_HINTS))
-def on_a_tall_mesh(fn):
+@case("place_transposed", hidden=True, judge=TRANSPOSED_JUDGE)
+def one_axis_auto_mesh(fn):
     n = jax.device_count()
-    return placed(fn(matrix((2 * n, n), seed=12), mesh_xy(grid(n))))
+    mesh = Mesh(np.array(jax.devices()), ("i",))
+    return transposed_placement(fn, template((3, 2 * n), mesh, P(None, "i"), seed=52))
 
 
-@case("shard_2d", hidden=True, judge=placement(SHARD_2D_HINTS))
-def on_an_auto_mesh(fn):
+@case("place_transposed", hidden=True, judge=TRANSPOSED_JUDGE)
+def copies_and_a_third_dimension_on_a_shuffled_mesh(fn):
+    rows, cols = grid()
+    mesh = shuffled_mesh((rows, cols), ("x", "y"), auto=False)
+    return transposed_placement(fn, template((2, 3 * rows, 2 * cols), mesh, P(None, "x"),
+                                             seed=53))
+
+
+@case("place_transposed", hidden=True, judge=TRANSPOSED_JUDGE, devices=(8, 2, 4))
+def tuple_in_reverse_order_on_an_auto_mesh(fn):
     n = jax.device_count()
-    return placed(fn(matrix((n, n), seed=13, integers=True), mesh_xy(grid(), auto=True)))
+    mesh = shuffled_mesh(grid(), ("x", "y"), auto=True)
+    return transposed_placement(fn, template((5, 2 * n, 2), mesh, P(None, ("y", "x")), seed=54))
 
 
-@case("shard_2d", hidden=True,
-      judge=placement([*SHARD_2D_HINTS, given_mesh], "blocks", "mesh"))
-def blocks_sit_where_the_mesh_says(fn):
-    n = jax.device_count()
-    return placed_on(fn(matrix((2 * n, 3 * n), seed=14), mesh_xy(grid())))
-
-
-# --- shard_rows_over_both -------------------------------------------------------------------
-@case("shard_rows_over_both", hidden=True, judge=placement(ROWS_OVER_BOTH_HINTS))
-def rows_over_both_on_a_wide_mesh(fn):
-    n = jax.device_count()
-    return placed(fn(matrix((3 * n, n), seed=21), mesh_xy(grid(2))))
-
-
-@case("shard_rows_over_both", hidden=True, judge=placement(ROWS_OVER_BOTH_HINTS))
-def rows_over_both_on_a_tall_auto_mesh(fn):
-    n = jax.device_count()
-    return placed(fn(matrix((n, n), seed=22, integers=True), mesh_xy(grid(n), auto=True)))
-
-
-@case("shard_rows_over_both", hidden=True,
-      judge=placement([*ROWS_OVER_BOTH_HINTS, given_mesh], "blocks", "mesh"))
-def row_blocks_follow_the_mesh_order(fn):
-    n = jax.device_count()
-    return placed_on(fn(matrix((2 * n, n), seed=23), mesh_xy(grid())))
-
-
-# --- replicate_over_x -----------------------------------------------------------------------
-@case("replicate_over_x", hidden=True, judge=placement(REPLICATE_HINTS))
-def copies_on_an_auto_mesh(fn):
-    n = jax.device_count()
-    return placed(fn(matrix((n, 3 * n), seed=31, integers=True), mesh_xy(grid(), auto=True)))
-
-
-@case("replicate_over_x", hidden=True, judge=placement(REPLICATE_HINTS))
-def copies_on_a_wide_mesh(fn):
-    n = jax.device_count()
-    return placed(fn(matrix((2 * n, n), seed=32), mesh_xy(grid(2))))
-
-
-@case("replicate_over_x", hidden=True,
-      judge=placement([*REPLICATE_HINTS, given_mesh], "blocks", "mesh"))
-def every_device_of_a_mesh_column_holds_a_copy(fn):
-    n = jax.device_count()
-    return placed_on(fn(matrix((n, 2 * n), seed=33), mesh_xy(grid())))
+@case("place_transposed", hidden=True, judge=TRANSPOSED_JUDGE)
+def replicated_everywhere(fn):
+    return transposed_placement(fn, template((3, 4), mesh_xy(grid()), P(), seed=55))
 
 
 # --- block_map ------------------------------------------------------------------------------
@@ -312,3 +285,36 @@ def a_vector_and_a_single_device_array(fn):
     vector = _placed((3 * n,), Mesh(jax.devices(), ("i",)), P("i"), seed=45)
     single = jnp.arange(6.0).reshape(2, 3)
     return {"result": readable(fn(vector)), "single_device": readable(fn(single))}
+
+
+# --- devices_holding ------------------------------------------------------------------------
+@case("devices_holding", hidden=True, hints=HOLDING_HINTS, devices=(8, 2, 4))
+def copies_along_one_axis_of_an_explicit_mesh(fn):
+    rows, cols = grid()
+    arr = template((2 * rows, 3), shuffled_mesh((rows, cols), ("x", "y"), auto=False),
+                   P("x", None), seed=61)
+    return holders(fn, arr, every_index(arr.shape))
+
+
+@case("devices_holding", hidden=True, hints=HOLDING_HINTS, devices=(8, 2, 4))
+def rows_over_a_tuple_of_axes_on_an_auto_mesh(fn):
+    n = jax.device_count()
+    arr = template((2 * n, 2), shuffled_mesh(grid(2), ("x", "y"), auto=True), P(("y", "x")),
+                   seed=62)
+    return holders(fn, arr, every_index(arr.shape))
+
+
+@case("devices_holding", hidden=True, hints=HOLDING_HINTS)
+def three_dimensions_with_copies(fn):
+    rows, cols = grid()
+    arr = template((2, 2 * rows, 3), mesh_xy((rows, cols), auto=True), P("y", "x"), seed=63)
+    return holders(fn, arr, every_index(arr.shape))
+
+
+@case("devices_holding", hidden=True, hints=HOLDING_HINTS)
+def everywhere_and_on_one_device(fn):
+    whole = template((2, 3), mesh_xy(grid()), P(), seed=64)
+    single = jnp.arange(6.0).reshape(2, 3)
+    vector = template((jax.device_count(),), Mesh(jax.devices(), ("i",)), P("i"), seed=65)
+    return {"result": [holders(fn, arr, every_index(arr.shape))["result"]
+                       for arr in (whole, single, vector)]}

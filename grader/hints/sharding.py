@@ -35,47 +35,73 @@ HINT_SHARD_SHAPE_MISSING = (
     "Entries missing at the end of the spec mean 'not split': the result has one entry per "
     "dimension of global_shape, however short the spec is."
 )
+HINT_SPEC_AXIS_TWICE = (
+    "A mesh axis can split only one dimension: once an axis is in the spec, it is no longer "
+    "free for the dimensions after it (JAX refuses P('x', 'x')). Keep track of the axes "
+    "already used, and try another choice when the ones left cannot give a dimension its "
+    "blocks."
+)
+HINT_SPEC_NEEDS_TUPLE = (
+    "A dimension may need more blocks than any one axis has: a tuple entry splits it over "
+    "several axes, into the product of their sizes (P(('x', 'y')) cuts it 8 ways on a 4 x 2 "
+    "mesh). Look for a set of free axes whose sizes multiply to the number of blocks."
+)
+HINT_SPEC_NONE_EXISTS = (
+    "No spec gives these blocks here: a block size must divide its dimension, and the number "
+    "of blocks must be a product of sizes of distinct mesh axes. Raise ValueError then, "
+    "rather than returning the closest spec."
+)
+HINT_SPEC_NOT_A_SPEC = (
+    "Return a jax.sharding.PartitionSpec, P(...), with one entry per dimension you split (an "
+    "axis name, a tuple of names, or None), not a tuple or a list."
+)
 HINT_NOT_PLACED = (
     "The result is not laid out by a NamedSharding: return jax.device_put(x, "
-    "NamedSharding(mesh, spec)), the array placed on the mesh you were given."
+    "NamedSharding(mesh, spec)), with the template's mesh and the spec you worked out."
+)
+HINT_TRANSPOSED_TWICE = (
+    "x already has the transposed shape: place it as it is, without transposing it again."
+)
+HINT_TRANSPOSED_PAD = (
+    "Entries missing at the end of the template's spec mean 'not split', and after the "
+    "reversal they belong at the front: pad the spec with None up to template.ndim, then "
+    "reverse it."
+)
+HINT_TRANSPOSED_REVERSE = (
+    "Dimension i of x is dimension ndim - 1 - i of the template: its spec entries must come "
+    "in reverse order, the template's last entry first."
 )
 HINT_GIVEN_MESH = (
-    "The array is not on the mesh passed in: build the NamedSharding from the `mesh` "
-    "argument rather than from a mesh of your own (the tests pass meshes of several shapes, "
-    "with Explicit or Auto axes)."
+    "The array is not on the template's mesh: build the NamedSharding from "
+    "template.sharding.mesh rather than from a mesh of your own (the tests use meshes with "
+    "Explicit or Auto axes, whose devices are not always in order)."
 )
-HINT_SPEC_ORDER = (
-    "Entry i of a PartitionSpec is for dimension i of the array: the rows are dimension 0, "
-    "so P('x', 'y') splits the rows over 'x' and the columns over 'y'."
+HINT_HOLDING_ONE = (
+    "Several devices hold a copy of a block when the spec leaves a mesh axis out: return "
+    "every device whose block contains the element, not the first one (nor only the copy "
+    "with replica_id 0)."
 )
-HINT_ROWS_ONLY = (
-    "Only the rows are split: the columns need their own spec entry too, P('x', 'y')."
+HINT_HOLDING_STOP = (
+    "A block covers start <= i < stop: its stop is the first index of the next block, so a "
+    "device whose block stops at i does not hold element i."
 )
-HINT_TUPLE_NOT_TWO = (
-    "P(('x', 'y')) and P('x', 'y') differ: the first has one entry, a tuple, and splits the "
-    "rows over both mesh axes; the second has two entries and splits the rows over 'x' and "
-    "the columns over 'y'."
+HINT_HOLDING_SORTED = (
+    "The right devices, in the wrong order: JAX lists the shards in the mesh's order, which "
+    "need not be by id. Return sorted(...) ids."
 )
-HINT_TUPLE_ORDER = (
-    "Inside a tuple the order of the axis names matters: ('x', 'y') makes 'x' the major axis, "
-    "so row block k goes to the device at x = k // size_y, y = k % size_y. Use P(('x', 'y'))."
+HINT_HOLDING_IDS = (
+    "Return the devices' ids, device.id (ints), not the device objects."
 )
-HINT_ROWS_ONE_AXIS = (
-    "The rows are split over one mesh axis only: split them over both with a tuple entry, "
-    "P(('x', 'y'))."
-)
-HINT_REPLICATE_ROWS_SPLIT = (
-    "The rows must stay whole (spec entry None) so that all devices of a mesh column hold the "
-    "same block: P(None, 'y')."
-)
-HINT_REPLICATE_WRONG_AXIS = (
-    "The columns are split over 'x': split them over 'y', P(None, 'y'), and the copies then "
-    "run along 'x'."
-)
-HINT_REPLICATE_EVERYTHING = (
-    "P() copies the whole array to every device, but the columns must still be split over "
-    "'y': P(None, 'y')."
-)
+#: Why the judge of spec_for_block refuses a spec, for one call (its inputs, in ``call``).
+MSG_SPEC_CALL = "spec_for_block{call}: {problem}"
+MSG_SPEC_SHOULD_RAISE = "returned {got}, but no spec gives these blocks: it should raise ValueError"
+MSG_SPEC_RAISED = "raised ValueError, but a spec gives these blocks, for example {want}"
+MSG_SPEC_NOT_A_SPEC = "returned {got}, not a PartitionSpec"
+MSG_SPEC_TOO_LONG = "{got} has more entries than the array has dimensions"
+MSG_SPEC_UNKNOWN_AXIS = "{got} names {name!r}, which is not an axis of the mesh"
+MSG_SPEC_AXIS_TWICE = "{got} uses axis {name!r} more than once"
+MSG_SPEC_UNEVEN = "{got} does not split the array evenly"
+MSG_SPEC_OTHER_BLOCKS = "{got} gives blocks of shape {blocks}, not {want}"
 HINT_BLOCK_MAP_SLICES = (
     "Return (start, stop) pairs of ints, not slices: slice.indices(size) gives (start, stop, "
     "step) with the None bounds filled in."

@@ -14,12 +14,12 @@ def student(name: str, earned: float, exercises=("ring_shift",)) -> StudentResul
 def test_the_table_has_a_row_per_student_and_a_column_per_lesson_graded():
     """Are students sorted, with each lesson graded (and only those) as points out of its
     maximum, then the total?"""
-    lines = report.table([student("zoe", 1), student("abe", 0, ("ring_shift", "shard_2d"))]
+    lines = report.table([student("zoe", 1), student("abe", 0, ("ring_shift", "place_transposed"))]
                          ).splitlines()
     assert lines[0].split() == ["student", "01_sharding", "03_collectives", "total"]
     assert lines[2].split() == ["abe", "0/2", "0/2", "0/4"]
     assert lines[3].split()[0] == "zoe" and lines[3].split()[-1] == "1/2"
-    whole = report.table([student("abe", 0, ("ring_shift", "shard_2d", "global_batch",
+    whole = report.table([student("abe", 0, ("ring_shift", "place_transposed", "global_batch",
                                              "device_keys", "dp_train_step", "count_collectives"))])
     assert whole.splitlines()[0].split() == ["student", *LESSONS, "total"]
 
