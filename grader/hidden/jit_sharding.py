@@ -272,6 +272,6 @@ def gathers_only_along_time_on_a_wider_mesh(fn):
     return running_mean_program(fn, mesh_shape("few"), seed=63)
 
 
-@case("running_mean", hidden=True, hints=[gathers_rows_too], devices=(8, 2, 4))
+@case("running_mean", hidden=True, hints=[gathers_rows_too])
 def gathers_only_along_time_on_every_device_count(fn):
     return running_mean_program(fn, mesh_shape("many"), seed=64)
