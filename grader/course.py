@@ -84,6 +84,16 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="PartitionSpecs for x and w on an ('x', 'y') mesh: x @ w split, no collective.",
     ),
     Exercise(
+        "make_sharded_affine",
+        lesson="02_jit_sharding",
+        summary="x @ w + b under jax.jit with in_shardings and out_shardings on (data, model).",
+    ),
+    Exercise(
+        "explicit_matmul",
+        lesson="02_jit_sharding",
+        summary="x @ w on an Explicit mesh, contraction split: out_sharding=P('x', 'y').",
+    ),
+    Exercise(
         "count_collectives",
         lesson="02_jit_sharding",
         summary="Count each collective in the compiled HLO of jax.jit(f), an async pair once.",
@@ -95,14 +105,21 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "make_sharded_affine",
+        "matmul_type",
         lesson="02_jit_sharding",
-        summary="x @ w + b under jax.jit with in_shardings and out_shardings on (data, model).",
+        summary="Predict the type spec of x @ w on an Explicit mesh, or None where JAX refuses.",
     ),
     Exercise(
-        "explicit_matmul",
+        "init_layer",
         lesson="02_jit_sharding",
-        summary="x @ w on an Explicit mesh, contraction split: out_sharding=P('x', 'y').",
+        summary="w and b created sharded with out_sharding= under jax.set_mesh: no gather.",
+        all_devices=True,
+    ),
+    Exercise(
+        "running_mean",
+        lesson="02_jit_sharding",
+        summary="Running mean along a split time axis: the cumsum made Auto with auto_axes.",
+        all_devices=True,
     ),
     # --- lesson 03_collectives ---
     Exercise(
@@ -197,15 +214,15 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     # --- lesson 05_training ---
     Exercise(
-        "data_parallel_grads",
-        lesson="05_training",
-        summary="MLP gradients with shard_map: each device differentiates its rows, pmean.",
-        all_devices=True,
-    ),
-    Exercise(
         "dp_train_step",
         lesson="05_training",
         summary="One jitted SGD step: batch split over 'data', parameters replicated.",
+        all_devices=True,
+    ),
+    Exercise(
+        "data_parallel_grads",
+        lesson="05_training",
+        summary="MLP gradients with shard_map: each device differentiates its rows, pmean.",
         all_devices=True,
     ),
     Exercise(

@@ -60,6 +60,9 @@ SAMPLES = {
         "[0] and argument y with device ids [1]"),
     "HINT_MIXED_MESHES": "Mesh for all inputs should be equal",
     "HINT_RETURN_JITTED": "'function' object has no attribute 'lower'",
+    "HINT_EXPLICIT_REFUSES": (
+        "Input should be unsharded over the axis being reduced. Got input "
+        "type=float32[16@data,24@model] and axis=1"),
     "HINT_SCATTER_TILED": (
         "reduce_scatter operand scatter dimension size 8 must match shard count 4"),
     "HINT_OUT_SPECS_RANK": (

@@ -85,7 +85,40 @@ def explicit_with(*spec):
     return explicit_matmul
 
 
+def matmul_type_by_trying(lhs, rhs):
+    """Asks JAX: shapes typed lhs and rhs on a scratch Explicit mesh of the axes named."""
+    names = [e for e in (*lhs, *rhs) if e is not None]
+    axes = tuple(dict.fromkeys(names + ["spare_a", "spare_b"]))[:2]
+    mesh = jax.make_mesh((1, 1), axes, devices=jax.devices()[:1])
+    shapes = [jax.ShapeDtypeStruct((4, 4), jnp.float32, sharding=NamedSharding(mesh, s))
+              for s in (lhs, rhs)]
+    try:
+        return jax.eval_shape(jnp.matmul, *shapes).sharding.spec
+    except Exception:  # noqa: BLE001 - JAX refused to choose
+        return None
+
+
+def init_with(w_spec, b_spec, scale=lambda d_in: (2 / d_in) ** 0.5):
+    def init_layer(key, d_in, d_out):
+        w = jax.random.normal(key, (d_in, d_out), out_sharding=w_spec) * scale(d_in)
+        return {"w": w, "b": jnp.zeros(d_out, out_sharding=b_spec)}
+
+    return init_layer
+
+
+def running_mean_via(reshard_to):
+    def running_mean(x):
+        whole_time = jax.reshard(x, reshard_to)
+        sums = jax.reshard(jnp.cumsum(whole_time, axis=1), P("data", "model"))
+        return sums / (jnp.arange(x.shape[1]) + 1.0)
+
+    return running_mean
+
+
 CORRECT = {
+    "matmul_type": matmul_type_by_trying,
+    "init_layer": init_with(P("data", "model"), P("model")),
+    "running_mean": running_mean_via(P("data", None)),
     "no_comm_matmul_specs": no_comm_matmul_specs,
     "count_collectives": counter(compiled_text),
     "normalize_columns": normalize_columns,
@@ -154,6 +187,88 @@ mistake("explicit_matmul", hints.HINT_EXPLICIT_COLUMNS, "out_sharding_rows_only"
 @mistake("explicit_matmul", hints.HINT_NEEDS_OUT_SHARDING)
 def leaves_the_out_sharding_to_jax(x, w):
     return x @ w
+
+
+# --- matmul_type --------------------------------------------------------------------------
+@mistake("matmul_type", hints.HINT_TYPE_ONE_SIDE_SPLIT)
+def refuses_any_split_contraction(lhs, rhs):
+    if lhs[1] is not None or rhs[0] is not None:
+        return None
+    return None if lhs[0] is not None and lhs[0] == rhs[1] else P(lhs[0], rhs[1])
+
+
+@mistake("matmul_type", hints.HINT_TYPE_BOTH_SPLIT)
+def refuses_only_the_same_axis_on_both_sides(lhs, rhs):
+    if lhs[1] is not None and lhs[1] == rhs[0]:
+        return None
+    return None if lhs[0] is not None and lhs[0] == rhs[1] else P(lhs[0], rhs[1])
+
+
+@mistake("matmul_type", hints.HINT_TYPE_AXIS_TWICE)
+def forgets_that_an_axis_splits_one_dimension(lhs, rhs):
+    if lhs[1] is not None and rhs[0] is not None:
+        return None
+    return P(lhs[0], rhs[1])
+
+
+# --- init_layer ---------------------------------------------------------------------------
+mistake("init_layer", hints.HINT_INIT_NOT_SPLIT, "bias_without_out_sharding")(
+    init_with(P("data", "model"), None))
+mistake("init_layer", hints.HINT_INIT_ONE_AXIS, "w_split_over_model_only")(
+    init_with(P(None, "model"), P("model")))
+mistake("init_layer", hints.HINT_INIT_SCALE, "scaled_by_the_variance")(
+    init_with(P("data", "model"), P("model"), scale=lambda d_in: 2 / d_in))
+
+
+# --- running_mean -------------------------------------------------------------------------
+@mistake("running_mean", hints.HINT_EXPLICIT_REFUSES)
+def cumsum_on_the_split_axis(x):
+    return jnp.cumsum(x, axis=1) / (jnp.arange(x.shape[1]) + 1.0)
+
+
+mistake("running_mean", hints.HINT_RUNNING_GATHERS_ALL, "gathers_everything_first")(
+    running_mean_via(P()))
+
+
+@mistake("running_mean", hints.HINT_RUNNING_TYPE)
+def leaves_time_whole(x):
+    sums = jnp.cumsum(jax.reshard(x, P("data", None)), axis=1)
+    return sums / (jnp.arange(x.shape[1]) + 1.0)
+
+
+@mistake("running_mean", hints.HINT_RUNNING_AXIS)
+def averages_down_the_columns(x):
+    cumsum = jax.sharding.auto_axes(lambda v: jnp.cumsum(v, axis=0),
+                                    out_sharding=P("data", "model"))
+    return cumsum(x) / (jnp.arange(x.shape[0]) + 1.0)[:, None]
+
+
+def test_the_reference_predictions_are_what_jax_does():
+    """Does the hidden test that compares predictions with JAX itself pass for a function
+    that asks JAX, on every pair of specs? (So the reference's rule is JAX's rule.)"""
+    from mistakes import hidden_result
+
+    import grader.hidden.jit_sharding as hidden
+
+    result = hidden_result("matmul_type:agrees_with_jax_itself", CORRECT["matmul_type"],
+                           matmul_type_by_trying)
+    assert result.points == result.max_points, result
+    pairs = hidden.spec_pairs(("rows", "cols"))
+    assert hidden.jax_types(pairs, ("rows", "cols")) == [
+        "error" if matmul_type_by_trying(P(*lhs), P(*rhs)) is None
+        else list(matmul_type_by_trying(P(*lhs), P(*rhs))) for lhs, rhs in pairs]
+
+
+def test_drawing_whole_then_resharding_is_not_told_apart_in_the_kernel():
+    """A weight drawn whole and then resharded has the right values and type: check() cannot
+    see the difference (the verifier's count of each device's work, on 4 devices or more, is
+    what fails it in the grader)."""
+    def init_layer(key, d_in, d_out):
+        w = jax.random.normal(key, (d_in, d_out)) * (2 / d_in) ** 0.5
+        return {"w": jax.reshard(w, P("data", "model")),
+                "b": jnp.zeros(d_out, out_sharding=P("model"))}
+
+    assert_passes_without_hint(init_layer)
 
 
 @pytest.mark.parametrize("fn, hint, also", mistake.params)

@@ -116,6 +116,13 @@ def pmaps_over_the_keys(keys, n_per_device):
     return jax.pmap(lambda k: jax.random.normal(k, (n_per_device,)))(keys)
 
 
+@mistake("per_device_normal", common.HINT_RESHARD)
+def explicit_mesh_without_placing_the_keys(keys, n_per_device):
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    return jax.shard_map(lambda k: jax.random.normal(k[0], (n_per_device,)), mesh=mesh,
+                         in_specs=P("data"), out_specs=P("data"))(keys)
+
+
 # --- sharded_dropout ------------------------------------------------------------------------
 @mistake("sharded_dropout", hints.HINT_MASK_PER_DEVICE)
 def draws_a_mask_on_each_device(key, x, rate):

@@ -119,6 +119,13 @@ mistake("data_parallel_grads", common.HINT_NOT_REPLICATED, "no_pmean")(
         jax.lax.pcast(params, "data", to="varying"), rows)))
 
 
+@mistake("data_parallel_grads", common.HINT_RESHARD)
+def explicit_mesh_without_placing_the_batch(params, batch):
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    return jax.jit(jax.shard_map(averaged, mesh=mesh, in_specs=(P(), P("data")),
+                                 out_specs=P()))(params, batch)
+
+
 # --- dp_train_step --------------------------------------------------------------------------
 mistake("dp_train_step", hints.HINT_DP_ONE_DEVICE, "jit_without_shardings")(step_with())
 

@@ -10,8 +10,11 @@ from jax.sharding import NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 from grader.cases import case
+from grader.judge import same
 from grader.probes import hlo_collectives
 from grader.public.jit_sharding import (
+    INIT_HINTS,
+    TYPE_HINTS,
     affine_inputs,
     affine_mesh,
     auto_mesh,
@@ -20,6 +23,10 @@ from grader.public.jit_sharding import (
     constrained_late,
     counted_twice,
     explicit_product,
+    gathers_rows_too,
+    initialised,
+    jax_types,
+    layer_sizes,
     line_mesh,
     matmul_without_communication,
     mesh_shape,
@@ -27,16 +34,22 @@ from grader.public.jit_sharding import (
     norms_from_rows,
     on_one_device,
     placement,
+    predicted_types,
     read_lowered,
     replicate_then,
     row_split,
+    running_mean_case,
+    running_mean_program,
+    running_type,
     same_axis_twice,
     sharded_affine,
+    spec_pairs,
     split_contraction,
     still_by_rows,
     w_whole,
     wave,
 )
+from grader.public.jit_sharding import down_columns as running_down_columns
 
 
 # --- no_comm_matmul_specs -------------------------------------------------------------------
@@ -185,3 +198,80 @@ def rows_split_over_every_device(fn):
 @case("explicit_matmul", hidden=True, hints=[columns_not_split])
 def works_under_jit(fn):
     return explicit_product(fn, mesh_shape("many"), seed=43, jit=True)
+
+
+# --- matmul_type --------------------------------------------------------------------------
+@case("matmul_type", hidden=True, hints=TYPE_HINTS)
+def predicts_every_pair_of_specs(fn):
+    return predicted_types(fn, spec_pairs(("x", "y")))
+
+
+@case("matmul_type", hidden=True, hints=TYPE_HINTS)
+def predicts_for_other_axis_names(fn):
+    return predicted_types(fn, spec_pairs(("model", "data")))
+
+
+@case("matmul_type", hidden=True, judge=same("agrees"))
+def agrees_with_jax_itself(fn):
+    """Each prediction next to what JAX types (or refuses) on an Explicit mesh."""
+    pairs = spec_pairs(("rows", "cols"))
+    found = predicted_types(fn, pairs)["types"]
+    return {"agrees": [got == truth for got, truth in
+                       zip(found, jax_types(pairs, ("rows", "cols")), strict=True)]}
+
+
+# --- init_layer ---------------------------------------------------------------------------
+@case("init_layer", hidden=True, hints=INIT_HINTS)
+def init_on_a_mesh_with_more_model_devices(fn):
+    return initialised(fn, mesh_shape("few"), seed=50)
+
+
+@case("init_layer", hidden=True, hints=INIT_HINTS)
+def init_with_every_device_on_data(fn):
+    return initialised(fn, mesh_shape("all"), seed=51)
+
+
+@case("init_layer", hidden=True, hints=INIT_HINTS)
+def init_with_every_device_on_model(fn):
+    return initialised(fn, mesh_shape("none"), seed=52)
+
+
+@case("init_layer", hidden=True, hints=INIT_HINTS)
+def init_under_jit(fn):
+    return initialised(fn, mesh_shape("many"), seed=53, jit=True)
+
+
+@case("init_layer", hidden=True)
+def draws_its_own_block_without_communicating(fn):
+    """No collective, and (on 4 devices and more, in the verifier) no device doing the whole
+    draw: each block is drawn where it lives."""
+    shape = mesh_shape("many")
+    d_in, d_out = layer_sizes(shape)
+    with jax.set_mesh(jax.make_mesh(shape, ("data", "model"))):
+        return hlo_collectives(lambda key: fn(key, d_in, d_out), jax.random.key(54))
+
+
+# --- running_mean -------------------------------------------------------------------------
+@case("running_mean", hidden=True, hints=[running_type, running_down_columns])
+def running_mean_with_more_model_devices(fn):
+    return running_mean_case(fn, mesh_shape("few"), seed=60)
+
+
+@case("running_mean", hidden=True, hints=[running_type, running_down_columns])
+def running_mean_with_time_over_every_device(fn):
+    return running_mean_case(fn, mesh_shape("none"), seed=61)
+
+
+@case("running_mean", hidden=True, hints=[running_type, running_down_columns])
+def running_mean_under_jit(fn):
+    return running_mean_case(fn, mesh_shape("many"), seed=62, jit=True)
+
+
+@case("running_mean", hidden=True, hints=[gathers_rows_too])
+def gathers_only_along_time_on_a_wider_mesh(fn):
+    return running_mean_program(fn, mesh_shape("few"), seed=63)
+
+
+@case("running_mean", hidden=True, hints=[gathers_rows_too])
+def gathers_only_along_time_on_every_device_count(fn):
+    return running_mean_program(fn, mesh_shape("many"), seed=64)

@@ -20,9 +20,8 @@ HINT_AXIS_NAME = (
 HINT_RESHARD = (
     "On an Explicit mesh (jax.make_mesh makes Explicit axes unless told otherwise), shard_map "
     "does not move data for you: each input must already have the sharding its in_specs entry "
-    "names. Place it first with jax.reshard(x, NamedSharding(mesh, P('data'))) or "
-    "jax.device_put, or build the mesh with Auto axes: jax.sharding.Mesh(devices, names), or "
-    "jax.make_mesh(..., axis_types=(AxisType.Auto,) * number_of_axes)."
+    "names. Place it first with jax.reshard(x, NamedSharding(mesh, P('data'))), which works "
+    "inside jax.jit too, or with jax.device_put outside it."
 )
 HINT_DEVICES_SET_TOO_LATE = (
     "The number of CPU devices can only be set before JAX starts its backend, and something "

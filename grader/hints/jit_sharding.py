@@ -59,8 +59,8 @@ HINT_SPEC_WITHOUT_MESH = (
 )
 HINT_CONSTRAINT_ON_EXPLICIT = (
     "with_sharding_constraint only accepts Auto mesh axes, and jax.make_mesh makes Explicit "
-    "ones. Build the mesh with jax.sharding.Mesh(jax.devices(), names), or on an Explicit mesh "
-    "use jax.reshard."
+    "ones. On an Explicit mesh, jax.reshard(x, sharding) moves the data (inside jax.jit too); "
+    "with_sharding_constraint is for meshes of Auto axes, such as jax.sharding.Mesh's."
 )
 HINT_SHARDING_OF_TRACER = (
     "Inside jax.jit an array is a tracer and has no .sharding: jax.typeof(x).sharding gives "
@@ -83,6 +83,59 @@ HINT_RETURN_JITTED = (
     "Return the function that jax.jit(...) makes (it has .lower), not a plain Python function."
 )
 
+HINT_TYPE_ONE_SIDE_SPLIT = (
+    "You predicted an error where only one of the two contracted dimensions is split. JAX "
+    "refuses only when both are: with one side whole, each device can complete its sums "
+    "(JAX gathers the split side), and the output takes the rows of x and the columns of w."
+)
+HINT_TYPE_BOTH_SPLIT = (
+    "Where the contracted dimension of x and that of w are both split, over the same axis or "
+    "over two different ones, JAX raises: it would have to choose between partial sums and "
+    "a resharding. Predict None there."
+)
+HINT_TYPE_AXIS_TWICE = (
+    "Where the rows of x and the columns of w are split over the same mesh axis, the output "
+    "would name that axis twice, which no spec may: JAX raises. Predict None there."
+)
+HINT_TYPE_WRONG_DIMENSIONS = (
+    "The output of x @ w keeps the sharding of the dimensions that survive: the rows of x "
+    "(lhs[0]) and the columns of w (rhs[1]); the contracted ones (lhs[1], rhs[0]) are gone."
+)
+HINT_INIT_NOT_SPLIT = (
+    "A parameter's type shows no split on a dimension that should have one: it was created "
+    "replicated. Pass out_sharding= to the sampler and the constructor: "
+    "jax.random.normal(key, shape, out_sharding=P('data', 'model')) and "
+    "jnp.zeros((d_out,), out_sharding=P('model'))."
+)
+HINT_INIT_ONE_AXIS = (
+    "w is split over one mesh axis only, so the devices along the other axis each draw the "
+    "same block. Split its rows over 'data' and its columns over 'model': "
+    "out_sharding=P('data', 'model')."
+)
+HINT_INIT_SCALE = (
+    "The weights are normal numbers from the right key, but scaled wrongly: multiply them by "
+    "sqrt(2 / d_in), as in (2.0 / d_in) ** 0.5."
+)
+HINT_EXPLICIT_REFUSES = (
+    "Explicit mode refuses a cumulative sum (or a sort, a top_k...) along a split dimension. "
+    "Hand that step to the compiler: jax.sharding.auto_axes(f, out_sharding=P('data', "
+    "'model'))(x) runs f with the mesh axes Auto; or jax.reshard x so that the time axis is "
+    "whole first."
+)
+HINT_RUNNING_GATHERS_ALL = (
+    "The compiled program gathers more than the time axis: the rows were gathered over "
+    "'data' too. Keep them split: give auto_axes out_sharding=P('data', 'model'), or reshard "
+    "to P('data', None) (not to P()) before the cumsum."
+)
+HINT_RUNNING_TYPE = (
+    "The result is not typed P('data', 'model') like x: after the cumsum the time axis must "
+    "be split over 'model' again (the out_sharding of auto_axes, or jax.reshard back)."
+)
+HINT_RUNNING_AXIS = (
+    "These are running means down the columns (axis 0): the time axis of x is axis 1, "
+    "jnp.cumsum(x, axis=1) divided by 1, 2, ..., T."
+)
+
 #: The errors JAX raises that are this lesson's, (pattern of the exception's text, hint).
 ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Contracting dimensions are sharded"), HINT_NEEDS_OUT_SHARDING),
@@ -95,4 +148,6 @@ ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Received incompatible devices for jitted computation"), HINT_COMMITTED_DEVICES),
     (re.compile(r"Mesh for all inputs should be equal"), HINT_MIXED_MESHES),
     (re.compile(r"object has no attribute 'lower'"), HINT_RETURN_JITTED),
+    (re.compile(r"should be unsharded over the axis being reduced|must be unsharded over the "
+                r"sorting dimension"), HINT_EXPLICIT_REFUSES),
 )

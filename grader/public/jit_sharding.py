@@ -284,3 +284,185 @@ columns_not_split = Hint(lambda got, want: _entry(got["type_spec"], 1) is None,
 @case("explicit_matmul", hidden=False, hints=[columns_not_split])
 def product_typed_as_split_over_x_and_y(fn):
     return explicit_product(fn, mesh_shape("many"), seed=0)
+
+
+# --- matmul_type --------------------------------------------------------------------------
+def operand_specs(names: tuple[str, str]) -> list[tuple]:
+    """Every two-entry spec over ``names`` that names no axis twice."""
+    entries = (None, *names)
+    return [(a, b) for a in entries for b in entries if a is None or a != b]
+
+
+def spec_pairs(names: tuple[str, str]) -> list[tuple[tuple, tuple]]:
+    """Every (lhs, rhs) pair of operand specs over ``names``: 49 pairs."""
+    return [(lhs, rhs) for lhs in operand_specs(names) for rhs in operand_specs(names)]
+
+
+#: The pairs of the public test: one of each kind of answer, on the axes ('x', 'y').
+SHOWN_PAIRS = [
+    (("x", None), (None, "y")), ((None, "x"), (None, "y")), (("x", "y"), ("x", None)),
+    (("y", None), (None, "y")), ((None, "x"), ("x", None)), ((None, None), ("y", "x")),
+    (("x", None), ("y", None)), ((None, "y"), ("x", "y")),
+]
+
+
+def kind_of(lhs: tuple, rhs: tuple) -> str:
+    """Why JAX types x @ w as it does: ``"both_split"`` and ``"axis_twice"`` raise."""
+    if lhs[1] is not None and rhs[0] is not None:
+        return "both_split"
+    if lhs[0] is not None and lhs[0] == rhs[1]:
+        return "axis_twice"
+    return "typed"
+
+
+def predicted_types(fn, pairs: list[tuple[tuple, tuple]]) -> dict:
+    """The student's answer for every pair, ``"error"`` for None; and each pair's kind."""
+    answers = []
+    for lhs, rhs in pairs:
+        answer = fn(P(*lhs), P(*rhs))
+        answers.append("error" if answer is None else spec_list(as_spec(answer)))
+    return {"types": answers, "_kinds": [kind_of(lhs, rhs) for lhs, rhs in pairs],
+            "_pairs": [[list(lhs), list(rhs)] for lhs, rhs in pairs]}
+
+
+def jax_types(pairs: list[tuple[tuple, tuple]], names: tuple[str, str]) -> list:
+    """What JAX itself types x @ w as, for every pair, on an Explicit mesh (``"error"`` where
+    it raises); shapes only, nothing is computed."""
+    n = jax.device_count()
+    mesh = jax.make_mesh(mesh_shape("many"), names)
+    found = []
+    for lhs, rhs in pairs:
+        x = jax.ShapeDtypeStruct((2 * n, 4 * n), jnp.float32, sharding=NamedSharding(mesh, P(*lhs)))
+        w = jax.ShapeDtypeStruct((4 * n, 2 * n), jnp.float32, sharding=NamedSharding(mesh, P(*rhs)))
+        try:
+            found.append(spec_list(jax.eval_shape(jnp.matmul, x, w).sharding.spec))
+        except Exception:  # noqa: BLE001 - a ShardingTypeError: JAX will not choose
+            found.append("error")
+    return found
+
+
+def _answers_of_kind(got: dict, want: dict, kind: str):
+    """(student's answer, reference's) for the pairs of ``kind`` the student got wrong."""
+    return [(g, w) for g, w, k in zip(got["types"], want["types"], want["_kinds"], strict=True)
+            if k == kind and not close(g, w)]
+
+
+def _wrong(got: dict, want: dict, kind: str) -> bool:
+    return len(got.get("types", [])) == len(want["types"]) and bool(
+        _answers_of_kind(got, want, kind))
+
+
+refused_one_side = Hint(lambda got, want: any(g == "error" for g, _ in
+                                              _answers_of_kind(got, want, "typed")),
+                        hints.HINT_TYPE_ONE_SIDE_SPLIT)
+both_split_typed = Hint(lambda got, want: _wrong(got, want, "both_split"),
+                        hints.HINT_TYPE_BOTH_SPLIT)
+axis_twice_typed = Hint(lambda got, want: _wrong(got, want, "axis_twice"),
+                        hints.HINT_TYPE_AXIS_TWICE)
+wrong_dimensions = Hint(lambda got, want: _wrong(got, want, "typed"),
+                        hints.HINT_TYPE_WRONG_DIMENSIONS)
+TYPE_HINTS = [refused_one_side, both_split_typed, axis_twice_typed, wrong_dimensions]
+
+
+@case("matmul_type", hidden=False, hints=TYPE_HINTS)
+def predicts_the_four_cases_and_four_more(fn):
+    return predicted_types(fn, SHOWN_PAIRS)
+
+
+# --- init_layer ---------------------------------------------------------------------------
+def layer_sizes(shape: tuple[int, int]) -> tuple[int, int]:
+    """d_in and d_out that divide by the mesh's 'data' and 'model' sizes, and differ."""
+    return 3 * shape[0] * shape[1], 2 * shape[0] * shape[1]
+
+
+def initialised(fn, shape: tuple[int, int], seed: int, jit: bool = False) -> dict:
+    """``fn(key, d_in, d_out)`` under an Explicit ('data', 'model') mesh set with set_mesh:
+    the parameters, their types and their blocks, and what the likely mistakes would give."""
+    mesh = jax.make_mesh(shape, ("data", "model"))
+    d_in, d_out = layer_sizes(shape)
+    key = jax.random.key(seed)
+    with jax.set_mesh(mesh):
+        params = (jax.jit(fn, static_argnums=(1, 2)) if jit else fn)(key, d_in, d_out)
+        types = {k: spec_list(jax.typeof(v).sharding.spec) for k, v in params.items()}
+    drawn = np.asarray(jax.random.normal(key, (d_in, d_out)))
+    return {"result": params, "types": types,
+            "blocks": {k: layout(v)["shard_shapes"] for k, v in params.items()},
+            "_unscaled": drawn, "_scaled_by_variance": drawn * 2 / d_in}
+
+
+def _spec_names(spec: list) -> set:
+    return set().union(*(_names(entry) for entry in spec)) if spec else set()
+
+
+not_split_at_birth = Hint(
+    lambda got, want: any(_spec_names(spec) and not _spec_names(got.get("types", {}).get(k, []))
+                          for k, spec in want.get("types", {}).items()),
+    hints.HINT_INIT_NOT_SPLIT,
+)
+w_on_one_axis = Hint(
+    lambda got, want: len(_spec_names(got.get("types", {}).get("w", []))) == 1,
+    hints.HINT_INIT_ONE_AXIS,
+)
+wrong_scale = Hint(
+    lambda got, want: isinstance(got.get("result"), dict) and "w" in got["result"]
+    and (close(got["result"]["w"], want["_unscaled"])
+         or close(got["result"]["w"], want["_scaled_by_variance"])),
+    hints.HINT_INIT_SCALE,
+)
+INIT_HINTS = [not_split_at_birth, w_on_one_axis, wrong_scale]
+
+
+@case("init_layer", hidden=False, hints=INIT_HINTS)
+def parameters_typed_and_placed_as_asked(fn):
+    return initialised(fn, mesh_shape("many"), seed=0)
+
+
+# --- running_mean -------------------------------------------------------------------------
+def sequences(shape: tuple[int, int], seed: int) -> np.ndarray:
+    """A batch of 2 rows per 'data' device and 3 time steps per 'model' device."""
+    return np.random.default_rng(seed).normal(size=(2 * shape[0], 3 * shape[1])).astype(
+        np.float32)
+
+
+def running_mean_case(fn, shape: tuple[int, int], seed: int, jit: bool = False) -> dict:
+    """``fn(x)`` for x typed P('data', 'model') on an Explicit mesh set with set_mesh."""
+    mesh = jax.make_mesh(shape, ("data", "model"))
+    x = sequences(shape, seed)
+    placed = jax.device_put(x, NamedSharding(mesh, P("data", "model")))
+    with jax.set_mesh(mesh):
+        out = (jax.jit(fn) if jit else fn)(placed)
+        out_type = spec_list(jax.typeof(out).sharding.spec)
+    down_columns = np.cumsum(x, axis=0) / np.arange(1, x.shape[0] + 1)[:, None]
+    return {"result": out, "type": out_type, "blocks": layout(out)["shard_shapes"],
+            "_down_columns": down_columns}
+
+
+def running_mean_program(fn, shape: tuple[int, int], seed: int) -> dict:
+    """What the compiled program of ``fn`` communicates, and the blocks it gathers."""
+    from grader.public.training import gathered_shapes  # the measure is registered there
+
+    mesh = jax.make_mesh(shape, ("data", "model"))
+    placed = jax.device_put(sequences(shape, seed), NamedSharding(mesh, P("data", "model")))
+    with jax.set_mesh(mesh):
+        return {"collectives": hlo_collectives(fn, placed),
+                "gathered": gathered_shapes(fn, placed)}
+
+
+running_type = Hint(lambda got, want: "type" in got and got["type"] != want["type"],
+                    hints.HINT_RUNNING_TYPE)
+down_columns = Hint(lambda got, want: close(got.get("result"), want["_down_columns"]),
+                    hints.HINT_RUNNING_AXIS)
+gathers_rows_too = Hint(
+    lambda got, want: len(got.get("gathered", [])) > len(want.get("gathered", []))
+    or got.get("collectives", {}).get("all-gather", 0) > want["collectives"]["all-gather"],
+    hints.HINT_RUNNING_GATHERS_ALL)
+
+
+@case("running_mean", hidden=False, hints=[running_type, down_columns])
+def running_mean_typed_like_x(fn):
+    return running_mean_case(fn, mesh_shape("many"), seed=0)
+
+
+@case("running_mean", hidden=False, hints=[gathers_rows_too])
+def gathers_only_along_time(fn):
+    return running_mean_program(fn, mesh_shape("many"), seed=1)

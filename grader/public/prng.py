@@ -49,7 +49,13 @@ not_split = Hint(lambda got, want: True, hints.HINT_DROPOUT_NOT_SPLIT)
 
 
 def data_mesh() -> Mesh:
+    """The Auto mesh the dropout inputs are split over."""
     return Mesh(jax.devices(), ("data",))
+
+
+def explicit_data_mesh() -> Mesh:
+    """The Explicit mesh of the exercises that build one: jax.make_mesh over every device."""
+    return jax.make_mesh((jax.device_count(),), ("data",))
 
 
 # --- per_device_uniform -------------------------------------------------------------------
@@ -84,11 +90,12 @@ def splits_key_zero(fn):
 
 # --- per_device_normal --------------------------------------------------------------------
 def normal_case(fn, seed: int, per_device: int, placed: bool) -> dict:
-    """Per-device normals from one key per device; ``placed`` puts key i on device i first."""
+    """Per-device normals from one key per device; ``placed`` puts key i on device i first,
+    on an Explicit mesh."""
     n = jax.device_count()
     keys = jax.random.split(jax.random.key(seed), n)
     if placed:
-        keys = jax.device_put(keys, NamedSharding(data_mesh(), P("data")))
+        keys = jax.device_put(keys, NamedSharding(explicit_data_mesh(), P("data")))
     return {"result": fn(keys, per_device), "_devices": n}
 
 
