@@ -178,12 +178,6 @@ def returns_the_parameters_once_replicated(fn):
     return {"layout": {k: layout(v) for k, v in out.items()}}
 
 
-@case("pmean_update_step", hidden=True,
-      judge=compiles_to("all-reduce", hints.HINT_FORGOT_PMEAN))
-def all_reduces_for_the_pmean_on_every_device_count(fn):
-    return hlo_collectives(fn, {"w": 0.0, "b": 1.0}, regression_batch(3, seed=46))
-
-
 # --- ring_shift ---------------------------------------------------------------------------
 @case("ring_shift", hidden=True, hints=[wrong_direction, no_wrap])
 def random_blocks_of_five(fn):
