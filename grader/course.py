@@ -128,27 +128,9 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Sum a vector inside jax.shard_map on a 1-device mesh, with an explicit psum.",
     ),
     Exercise(
-        "pmap_scaled_sum",
-        lesson="03_collectives",
-        summary="jax.pmap over all local devices: each device doubles its row, then a psum.",
-        all_devices=True,
-    ),
-    Exercise(
         "distributed_dot",
         lesson="03_collectives",
         summary="A vdot of two row-sharded arrays: local vdot on each device, then a psum.",
-        all_devices=True,
-    ),
-    Exercise(
-        "pmean_update_step",
-        lesson="03_collectives",
-        summary="One data-parallel gradient step for w * x + b, gradients averaged by pmean.",
-        all_devices=True,
-    ),
-    Exercise(
-        "ring_shift",
-        lesson="03_collectives",
-        summary="Every device passes its block to the next one around a ring with ppermute.",
         all_devices=True,
     ),
     Exercise(
@@ -158,15 +140,15 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "allreduce_from_ppermute",
+        "ring_shift",
         lesson="03_collectives",
-        summary="An all-reduce built from ppermute alone: n - 1 shifts round a ring, no psum.",
+        summary="Every device passes its block to the next one around a ring with ppermute.",
         all_devices=True,
     ),
     Exercise(
-        "sharded_cumsum",
+        "pmap_scaled_sum",
         lesson="03_collectives",
-        summary="cumsum of a split vector: local cumsums plus the totals of the earlier blocks.",
+        summary="Legacy jax.pmap over all local devices: each device doubles its row, then a psum.",
         all_devices=True,
     ),
     Exercise(
@@ -185,6 +167,24 @@ EXERCISES: tuple[Exercise, ...] = (
         "row_group_sums",
         lesson="03_collectives",
         summary="Row sums of a matrix on an ('x', 'y') mesh: a psum over 'y' only, P('x').",
+        all_devices=True,
+    ),
+    Exercise(
+        "pmean_update_step",
+        lesson="03_collectives",
+        summary="A pmap data-parallel step for w * x + b ported to shard_map: pmean, P() out.",
+        all_devices=True,
+    ),
+    Exercise(
+        "sharded_cumsum",
+        lesson="03_collectives",
+        summary="cumsum of a split vector: local cumsums plus the totals of the earlier blocks.",
+        all_devices=True,
+    ),
+    Exercise(
+        "allreduce_from_ppermute",
+        lesson="03_collectives",
+        summary="An all-reduce built from ppermute alone: n - 1 shifts round a ring, no psum.",
         all_devices=True,
     ),
     # --- lesson 04_prng ---

@@ -7,7 +7,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.sharding import Mesh
+from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 
@@ -35,13 +35,20 @@ def distributed_dot(v1, v2):
 
 
 def pmean_update_step(params, sharded_batch, learning_rate=0.01):
-    def step(p, batch):
-        error = p["w"] * batch["x"] + p["b"] - batch["y"]
-        grads = {"w": jnp.mean(2 * error * batch["x"]), "b": jnp.mean(2 * error)}
-        grads = jax.lax.pmean(grads, axis_name="data_parallel_axis")
+    # the port on an Explicit mesh: the batch is placed before shard_map sees it
+    mesh = jax.make_mesh((len(jax.devices()),), ("data_parallel_axis",))
+    batch = jax.device_put(sharded_batch, NamedSharding(mesh, P("data_parallel_axis", None)))
+
+    def step(p, block):
+        def whole_batch_loss(q):  # the mean of the devices' losses: the loss of the batch
+            error = q["w"] * block["x"] + q["b"] - block["y"]
+            return jax.lax.pmean(jnp.mean(error**2), axis_name="data_parallel_axis")
+
+        grads = jax.grad(whole_batch_loss)(p)
         return {name: p[name] - learning_rate * grads[name] for name in p}
 
-    return jax.pmap(step, axis_name="data_parallel_axis", in_axes=(None, 0))(params, sharded_batch)
+    return jax.shard_map(step, mesh=mesh, in_specs=(P(), P("data_parallel_axis")),
+                         out_specs=P())(params, batch)
 
 
 def ring_shift(x):

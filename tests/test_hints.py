@@ -26,6 +26,7 @@ SAMPLES = {
         "out_specs is P() which implies that the corresponding output value is replicated "
         "across mesh axis 'data', but could not infer replication over any axes"),
     "HINT_AXIS_NAME": "unbound axis name: model",
+    "HINT_SET_MESH_IN_JIT": "`set_mesh` can only be used outside of `jax.jit`.",
     "HINT_RESHARD": (
         "shard_map in_specs P('data',) for argument x does not match the specs of the input "
         "P(None,)"),

@@ -85,25 +85,89 @@ def scalar_per_device_with_a_split_out_spec(v1, v2):
                          out_specs=P("data"))(v1, v2)
 
 
-# --- pmean_update_step ----------------------------------------------------------------------
-def update_step(average):
-    def pmean_update_step(params, sharded_batch, learning_rate=0.01):
-        def step(p, batch):
-            error = p["w"] * batch["x"] + p["b"] - batch["y"]
-            grads = {"w": jnp.mean(2 * error * batch["x"]), "b": jnp.mean(2 * error)}
-            grads = average(grads)
-            return {k: p[k] - learning_rate * grads[k] for k in p}
+@mistake("distributed_dot", common.HINT_RESHARD)
+def dot_on_an_explicit_mesh_without_placing_the_inputs(v1, v2):
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    return jax.shard_map(lambda a, b: jax.lax.psum(jnp.vdot(a, b), "data"), mesh=mesh,
+                         in_specs=(P("data"), P("data")), out_specs=P())(v1, v2)
 
-        return jax.pmap(step, axis_name="data_parallel_axis", in_axes=(None, 0))(
-            params, sharded_batch)
+
+@mistake("global_max_normalize", hints.HINT_SET_MESH_IN_JIT)
+def places_x_under_set_mesh(x):
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    with jax.set_mesh(mesh):
+        x = jax.reshard(x, P("data"))
+        return jax.shard_map(lambda b: b / jax.lax.pmax(jnp.abs(b).max(), "data"),
+                             out_specs=P("data"))(x)
+
+
+@mistake("global_max_normalize", common.HINT_RESHARD)
+def normalizes_on_an_explicit_mesh_without_placing_x(x):
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    return jax.shard_map(lambda b: b / jax.lax.pmax(jnp.abs(b).max(), "data"), mesh=mesh,
+                         in_specs=P("data"), out_specs=P("data"))(x)
+
+
+# --- pmean_update_step: the pmap step ported to shard_map -----------------------------------
+def ported_step(average, out_spec=None, stack=False, vary=True, **options):
+    def pmean_update_step(params, sharded_batch, learning_rate=0.01):
+        mesh = Mesh(np.array(jax.devices()), ("data_parallel_axis",))
+
+        def loss(q, x, y):
+            return jnp.mean((q["w"] * x + q["b"] - y) ** 2)
+
+        def step(p, batch):
+            mine = jax.lax.pcast(p, "data_parallel_axis", to="varying") if vary else p
+            grads = average(jax.grad(loss)(mine, batch["x"], batch["y"]))
+            new = {k: p[k] - learning_rate * grads[k] for k in p}
+            return {k: v[None] for k, v in new.items()} if stack else new
+
+        return jax.shard_map(step, mesh=mesh, in_specs=(P(), P("data_parallel_axis")),
+                             out_specs=P() if out_spec is None else out_spec,
+                             **options)(params, sharded_batch)
 
     return pmean_update_step
 
 
-mistake("pmean_update_step", hints.HINT_FORGOT_PMEAN, "no_pmean")(
-    update_step(lambda grads: grads))
+def pmean(grads):
+    return jax.lax.pmean(grads, "data_parallel_axis")
+
+
+mistake("pmean_update_step", hints.HINT_PSUM_NOT_PMEAN, "copies_the_step_literally")(
+    ported_step(pmean, vary=False))
+mistake("pmean_update_step", common.HINT_NOT_REPLICATED, "no_pmean")(
+    ported_step(lambda grads: grads))
+mistake("pmean_update_step", hints.HINT_FORGOT_PMEAN, "no_pmean_unchecked")(
+    ported_step(lambda grads: grads, vary=False, check_vma=False))
 mistake("pmean_update_step", hints.HINT_PSUM_NOT_PMEAN, "psum_not_pmean")(
-    update_step(lambda grads: jax.lax.psum(grads, "data_parallel_axis")))
+    ported_step(lambda grads: jax.lax.psum(grads, "data_parallel_axis")))
+mistake("pmean_update_step", hints.HINT_PORT_STACKED, "one_copy_per_device")(
+    ported_step(pmean, out_spec=P("data_parallel_axis"), stack=True))
+
+
+@mistake("pmean_update_step", common.HINT_RESHARD)
+def ports_onto_an_explicit_mesh_without_placing_the_batch(params, sharded_batch,
+                                                          learning_rate=0.01):
+    mesh = jax.make_mesh((jax.device_count(),), ("data_parallel_axis",))
+
+    def step(p, batch):
+        error = p["w"] * batch["x"] + p["b"] - batch["y"]
+        grads = pmean({"w": jnp.mean(2 * error * batch["x"]), "b": jnp.mean(2 * error)})
+        return {k: p[k] - learning_rate * grads[k] for k in p}
+
+    return jax.shard_map(step, mesh=mesh, in_specs=(P(), P("data_parallel_axis")),
+                         out_specs=P())(params, sharded_batch)
+
+
+@mistake("pmean_update_step", hints.HINT_PORT_STACKED)
+def keeps_the_pmap(params, sharded_batch, learning_rate=0.01):
+    def step(p, batch):
+        error = p["w"] * batch["x"] + p["b"] - batch["y"]
+        grads = pmean({"w": jnp.mean(2 * error * batch["x"]), "b": jnp.mean(2 * error)})
+        return {k: p[k] - learning_rate * grads[k] for k in p}
+
+    return jax.pmap(step, axis_name="data_parallel_axis", in_axes=(None, 0))(
+        params, sharded_batch)
 
 
 # --- ring_shift -----------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.collectives import (
     MOVES_ALL_TO_ALL,
     ONLY_PERMUTES,
+    PORT_HINTS,
     ROW_SUMS,
     SCATTERS,
     a2a_layout,
@@ -24,7 +25,6 @@ from grader.public.collectives import (
     always,
     cumsum_context,
     dot_inputs,
-    forgot_pmean,
     forgot_psum,
     gathered_per_device,
     gathers_block_totals_only,
@@ -38,7 +38,6 @@ from grader.public.collectives import (
     not_per_device,
     one_row_per_device,
     own_total,
-    psum_not_pmean,
     regression_batch,
     restarts,
     ring_context,
@@ -137,8 +136,8 @@ def all_reduces_on_every_device_count(fn):
     return hlo_collectives(fn, v1, v2)
 
 
-# --- pmean_update_step --------------------------------------------------------------------
-@case("pmean_update_step", hidden=True, hints=[forgot_pmean, psum_not_pmean])
+# --- pmean_update_step ----------------------------------------------------------------------
+@case("pmean_update_step", hidden=True, hints=PORT_HINTS)
 def step_on_a_random_batch(fn):
     params = {"w": jnp.float32(0.3), "b": jnp.float32(-0.2)}
     batch = regression_batch(6, seed=40)
@@ -146,17 +145,37 @@ def step_on_a_random_batch(fn):
     return {"result": fn(params, batch), **step_context(plain_params, batch, 0.01)}
 
 
-@case("pmean_update_step", hidden=True, hints=[forgot_pmean, psum_not_pmean])
+@case("pmean_update_step", hidden=True, hints=PORT_HINTS)
 def step_with_a_large_learning_rate(fn):
     params = {"w": 2.0, "b": 1.0}
     batch = regression_batch(3, seed=41)
     return {"result": fn(params, batch, 0.5), **step_context(params, batch, 0.5)}
 
 
+@case("pmean_update_step", hidden=True, hints=PORT_HINTS)
+def batch_already_split_over_devices(fn):
+    params = {"w": -1.0, "b": 2.0}
+    batch = {k: split_over_devices(v, P("data")) for k, v in regression_batch(5, 43).items()}
+    plain = {k: np.asarray(v) for k, v in batch.items()}
+    return {"result": fn(params, batch), **step_context(params, plain, 0.01)}
+
+
 @case("pmean_update_step", hidden=True,
       judge=traces("psum", "data_parallel_axis", hints.HINT_FORGOT_PMEAN))
 def averages_over_the_named_axis(fn):
     return program_summary(fn, {"w": 0.0, "b": 0.0}, regression_batch(2, seed=42))
+
+
+@case("pmean_update_step", hidden=True, judge=runs_on_mesh)
+def shard_maps_over_every_device(fn):
+    return program_summary(fn, {"w": 0.0, "b": 0.0}, regression_batch(2, seed=44))
+
+
+@case("pmean_update_step", hidden=True, judge=same("layout", hints=[
+    always(hints.HINT_PORT_STACKED)]))
+def returns_the_parameters_once_replicated(fn):
+    out = fn({"w": 0.1, "b": 0.2}, regression_batch(2, seed=45))
+    return {"layout": {k: layout(v) for k, v in out.items()}}
 
 
 # --- ring_shift ---------------------------------------------------------------------------

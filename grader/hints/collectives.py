@@ -32,9 +32,18 @@ HINT_FORGOT_PMEAN = (
     "different parameters: average the gradients across devices with jax.lax.pmean before "
     "updating."
 )
+HINT_PORT_STACKED = (
+    "The parameters came back with one copy per device, as pmap returns them. In shard_map a "
+    "value that every device holds after the pmean is returned once: out_specs=P(), and no "
+    "extra axis added to the scalars (nor jax.pmap called)."
+)
 HINT_PSUM_NOT_PMEAN = (
-    "The step is n times too large: the gradients were summed over devices (psum) instead "
-    "of averaged (pmean)."
+    "The step is n times too large: the gradients were added up over the devices, not "
+    "averaged. Either a psum stands where the pmean should, or jax.grad was taken with "
+    "respect to params passed with P(): those are the same on every device, so their gradient "
+    "already adds up all devices' gradients, and the pmean averages n equal sums. Mark the "
+    "params as varying before jax.grad, jax.lax.pcast(params, 'data_parallel_axis', "
+    "to='varying'), or differentiate the pmean of the local losses."
 )
 HINT_FORGOT_DOUBLING = (
     "The result is exactly half of what it should be: each device must double its row "
@@ -146,6 +155,11 @@ HINT_ROW_SUMS_GIVEN_MESH = (
     "on the `mesh` argument (the tests pass meshes of several shapes) instead of a mesh of "
     "your own."
 )
+HINT_SET_MESH_IN_JIT = (
+    "jax.set_mesh cannot be used under jax.jit, and the tests trace your function with it: "
+    "give the mesh to jax.shard_map (mesh=...) and place inputs with "
+    "jax.reshard(x, NamedSharding(mesh, P(...))) instead."
+)
 HINT_OUT_SPECS_RANK = (
     "The function inside shard_map returned a value with fewer dimensions than its out_specs "
     "entry names: a block keeps its rank in shard_map (pmap removed the device axis, shard_map "
@@ -165,6 +179,7 @@ ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"reduce_scatter operand scatter dimension size \d+ must match shard count"),
      HINT_SCATTER_TILED),
     (re.compile(r"out_specs entry which is too long"), HINT_OUT_SPECS_RANK),
+    (re.compile(r"`set_mesh` can only be used outside of `jax.jit`"), HINT_SET_MESH_IN_JIT),
     (re.compile(r"all_to_all split_axis .* has to be divisible|all_to_all requires the size of "
                 r"the mapped axis"), HINT_A2A_AXES),
 )

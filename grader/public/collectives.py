@@ -33,6 +33,15 @@ psum_not_pmean = Hint(lambda got, want: close(got["result"], want["_summed"]),
                       hints.HINT_PSUM_NOT_PMEAN)
 
 
+def _stacked(got: dict, want: dict) -> bool:
+    """Whether the parameters came back with a device axis: one copy per device, as pmap."""
+    result = got.get("result")
+    return isinstance(result, dict) and any(np.ndim(v) > 0 for v in result.values())
+
+
+one_copy_per_device = Hint(_stacked, hints.HINT_PORT_STACKED)
+
+
 def dot_inputs(rows_per_device: int, seed: int | None = None):
     """Two (N, 3) arrays with N a multiple of the device count, and one device's share."""
     n = jax.device_count()
@@ -55,15 +64,14 @@ def linear_step(params: dict, x: np.ndarray, y: np.ndarray, lr: float) -> dict:
 
 
 def step_context(params: dict, batch: dict, lr: float) -> dict:
-    """What a step that forgot pmean (each device steps on its own rows), or used psum
-    instead, would give: hint material."""
-    n = batch["x"].shape[0]
-    local = [linear_step(params, batch["x"][i], batch["y"][i], lr) for i in range(n)]
+    """What a port that forgot the pmean (with check_vma=False, device 0's own step is what
+    comes back), or used psum instead, would give: hint material."""
+    first = linear_step(params, batch["x"][0], batch["y"][0], lr)
     full = linear_step(params, batch["x"], batch["y"], lr)
+    n = batch["x"].shape[0]
     summed = {k: params[k] + n * (full[k] - params[k]) for k in full}
-    return {"_one_device": {k: np.array([step[k] for step in local], np.float32)
-                            for k in full},
-            "_summed": {k: np.full(n, v, np.float32) for k, v in summed.items()}}
+    return {"_one_device": {k: np.float32(v) for k, v in first.items()},
+            "_summed": {k: np.float32(v) for k, v in summed.items()}}
 
 
 def regression_batch(per_device: int, seed: int):
@@ -106,19 +114,28 @@ def compiles_to_an_all_reduce(fn):
     return hlo_collectives(fn, v1, v2)
 
 
-# --- pmean_update_step --------------------------------------------------------------------
-@case("pmean_update_step", hidden=False, hints=[forgot_pmean, psum_not_pmean])
+# --- pmean_update_step: the pmap step of the exercise's statement, ported to shard_map ----
+PORT_HINTS = [one_copy_per_device, forgot_pmean, psum_not_pmean]
+
+
+@case("pmean_update_step", hidden=False, hints=PORT_HINTS)
 def one_step_from_zero(fn):
     params = {"w": 0.0, "b": 0.0}
     batch = regression_batch(4, seed=0)
     return {"result": fn(params, batch), **step_context(params, batch, 0.01)}
 
 
-@case("pmean_update_step", hidden=False, hints=[forgot_pmean, psum_not_pmean])
+@case("pmean_update_step", hidden=False, hints=PORT_HINTS)
 def takes_the_learning_rate(fn):
     params = {"w": 1.0, "b": 0.5}
     batch = regression_batch(4, seed=1)
     return {"result": fn(params, batch, learning_rate=0.1), **step_context(params, batch, 0.1)}
+
+
+@case("pmean_update_step", hidden=False,
+      judge=compiles_to("all-reduce", hints.HINT_FORGOT_PMEAN))
+def compiles_to_the_all_reduce_of_the_pmean(fn):
+    return hlo_collectives(fn, {"w": 0.5, "b": 0.0}, regression_batch(2, seed=2))
 
 
 # --- ring_shift ---------------------------------------------------------------------------
