@@ -10,6 +10,7 @@ import pytest
 
 from grader import messages as msg
 from grader.check import check
+from grader.course import EXERCISES
 
 
 class Mistakes:
@@ -65,3 +66,34 @@ def hidden_result(case_id: str, fn: Callable, reference: Callable):
     found = next(c for c in cases.load(hidden=True) if c.id == case_id)
     n = jax.device_count()
     return cases.decide(found, {n: cases.measure(found, fn)}, {n: cases.measure(found, reference)})
+
+
+def lesson_tests(mistake: Mistakes, correct: dict[str, Callable], lesson: str) -> tuple:
+    """The three tests every lesson's module of mistakes runs: each mistake gets its own hint,
+    every exercise of ``lesson`` has at least two tested mistakes, and the correct function of
+    each exercise (``correct``, by name) passes without a hint. Bind them to test names in the
+    module: ``test_a, test_b, test_c = lesson_tests(...)``."""
+    names = [e.name for e in EXERCISES if e.lesson == lesson]
+
+    @pytest.mark.parametrize("fn, hint, also", mistake.params)
+    def test_a_usual_mistake_gets_its_own_hint(fn, hint, also):
+        """Does this mistaken function fail check() with the hint for its mistake, and no
+        hint that would point elsewhere?"""
+        assert_only_hint(fn, hint, also)
+
+    def test_every_exercise_of_the_lesson_has_two_mistakes_with_hints():
+        """Does each exercise of the lesson have at least two mistakes whose hints are
+        tested?"""
+        counts = dict.fromkeys(names, 0)
+        for param in mistake.params:
+            counts[param.values[0].__name__] += 1
+        assert min(counts.values()) >= 2, counts
+
+    @pytest.mark.parametrize("name", names)
+    def test_a_correct_function_gets_no_hint(name):
+        """Does a correct function of each exercise pass check() with no hint at all?"""
+        assert_passes_without_hint(correct[name])
+
+    return (test_a_usual_mistake_gets_its_own_hint,
+            test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
+            test_a_correct_function_gets_no_hint)

@@ -11,11 +11,10 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 from alternatives import CORRECT
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, assert_only_hint, assert_passes_without_hint
+from mistakes import Mistakes, lesson_tests
 
 from grader.hints import collectives as hints
 from grader.hints import common
@@ -315,22 +314,6 @@ mistake("row_group_sums", hints.HINT_ROW_SUMS_REPLICATE_Y, "no_psum")(
     row_sums_with(lambda b: b.sum(axis=1)))
 
 
-@pytest.mark.parametrize("fn, hint, also", mistake.params)
-def test_a_usual_mistake_gets_its_own_hint(fn, hint, also):
-    """Does this mistaken function fail check() with the hint for its mistake, and no hint
-    that would point elsewhere?"""
-    assert_only_hint(fn, hint, also)
-
-
-def test_every_exercise_of_the_lesson_has_two_mistakes_with_hints():
-    """Does each exercise of lesson 3 have at least two mistakes whose hints are tested?"""
-    counts = {name: 0 for name in CORRECT}
-    for param in mistake.params:
-        counts[param.values[0].__name__] += 1
-    assert min(counts.values()) >= 2, counts
-
-
-@pytest.mark.parametrize("name", sorted(CORRECT))
-def test_a_correct_function_gets_no_hint(name):
-    """Does the correct function of each exercise pass with no hint at all?"""
-    assert_passes_without_hint(CORRECT[name])
+(test_a_usual_mistake_gets_its_own_hint,
+ test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
+ test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "03_collectives")

@@ -8,10 +8,9 @@ import itertools
 import math
 
 import jax
-import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, assert_only_hint, assert_passes_without_hint
+from mistakes import Mistakes, lesson_tests
 
 from grader.course import EXERCISES
 from grader.hints import sharding as hints
@@ -284,22 +283,6 @@ def returns_the_devices(arr, index):
                   key=lambda d: d.id)
 
 
-@pytest.mark.parametrize("fn, hint, also", mistake.params)
-def test_a_usual_mistake_gets_its_own_hint(fn, hint, also):
-    """Does this mistaken function fail check() with the hint for its mistake, and no hint
-    that would point elsewhere?"""
-    assert_only_hint(fn, hint, also)
-
-
-def test_every_exercise_of_the_lesson_has_two_mistakes_with_hints():
-    """Does each exercise of lesson 1 have at least two mistakes whose hints are tested?"""
-    counts = {name: 0 for name in LESSON}
-    for param in mistake.params:
-        counts[param.values[0].__name__] += 1
-    assert min(counts.values()) >= 2, counts
-
-
-@pytest.mark.parametrize("name", LESSON)
-def test_a_correct_function_gets_no_hint(name):
-    """Does a correct function of each exercise pass check() with no hint at all?"""
-    assert_passes_without_hint(CORRECT[name])
+(test_a_usual_mistake_gets_its_own_hint,
+ test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
+ test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "01_sharding")

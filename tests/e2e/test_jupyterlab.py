@@ -178,7 +178,7 @@ def test_moving_a_control_of_the_explorers_changes_the_drawing(
     first = drawing.get_attribute("src")
     nb.screenshot(explorer, artefacts / "explorer_start.png")
 
-    explorer.locator(".widget-dropdown", has_text="P entry 1").locator("select").select_option(
+    explorer.locator(".widget-dropdown", has_text="dim 1").locator("select").select_option(
         label="None")
     expect(explorer).to_contain_text("NamedSharding(mesh, P('x', None))")
     expect(drawing).not_to_have_attribute("src", first)

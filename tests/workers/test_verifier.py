@@ -268,6 +268,27 @@ def test_correct_functions_written_apart_agree_with_the_reference_on_new_inputs(
         assert decided.status == msg.PASSED, (c.id, decided.message)
 
 
+def test_a_program_on_explicitly_placed_inputs_takes_what_one_on_auto_inputs_takes():
+    """On an Explicit mesh the sharding is part of an input's type (float32[16@data]): is a
+    program whose inputs the student placed there compared with, and found to agree with, a
+    reference on Auto-placed inputs, while one taking another shape still does not?"""
+    explicit = jax.make_mesh((DEVICES,), ("data",), devices=jax.devices()[:DEVICES])
+    auto = jax.sharding.Mesh(jax.devices()[:DEVICES], ("data",))
+
+    def dot_on(mesh, x):
+        placed = jax.device_put(x, jax.NamedSharding(mesh, P("data")))
+        return probes.Program.of(jax.shard_map(
+            lambda a, b: jax.lax.psum(jnp.vdot(a, b), "data"), mesh=mesh,
+            in_specs=(P("data"), P("data")), out_specs=P()), placed, placed)
+
+    x = jnp.arange(16.0)
+    theirs, mine = dot_on(auto, x), dot_on(explicit, x)
+    assert str(mine.exported.in_avals[0]) != str(theirs.exported.in_avals[0])  # the types differ
+    assert verifier.differs(mine, theirs, seed=2) is None
+    assert verifier.differs(dot_on(explicit, jnp.arange(8.0)), theirs, seed=2) == (
+        "it takes other arguments than the reference solution's program")
+
+
 def test_fresh_inputs_differ_by_seed_and_cover_every_kind_of_input():
     """Are the verifier's inputs random (another seed, other values), of the exact shapes and
     types asked, keys included?"""
