@@ -294,8 +294,9 @@ class LayoutExplorer(widgets.VBox):
         for each dimension of the array only."""
         from grader.lessons.drawing import LayoutError
 
+        dims = self._dims()
         for i, dropdown in enumerate(self.spec_entries):
-            dropdown.layout.display = None if i < self._dims() else "none"
+            dropdown.layout.display = None if i < dims else "none"
         view = layout_view(self.state())
         if view.ok:
             try:
