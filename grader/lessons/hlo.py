@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import jax
 import numpy as np
 
 from grader.probes import COLLECTIVES
@@ -74,6 +77,22 @@ class Collective:
     pairs: tuple[tuple[int, int], ...] = ()
     asynchronous: bool = False
     sent: float | None = None
+
+
+# --- what a lesson asks: the collectives XLA compiled a function to ---------------------------
+def compiled_text(f: Callable, *args: Any) -> str:
+    """The HLO text XLA compiles ``jax.jit(f)`` to for ``args``: the program each device runs."""
+    return jax.jit(f).lower(*args).compile().as_text()
+
+
+def collectives(f: Callable, *args: Any) -> list[Collective]:
+    """Every collective of the program XLA compiles ``jax.jit(f)`` to for ``args``, in order."""
+    return collectives_in_hlo(compiled_text(f, *args))
+
+
+def collective_names(f: Callable, *args: Any) -> list[str]:
+    """The sorted names of the kinds of collective in that program (``[]``: no communication)."""
+    return sorted({c.op for c in collectives(f, *args)})
 
 
 # --- reading compiled HLO --------------------------------------------------------------------

@@ -95,3 +95,23 @@ def test_a_permute_sends_its_block_once_and_nothing_to_itself():
     every pair sends a device's block to itself?"""
     assert bytes_sent("collective-permute", 64, None, ((0, 1), (1, 2), (2, 0))) == 64
     assert bytes_sent("collective-permute", 64, None, ((0, 0), (1, 1))) == 0
+
+
+def test_a_lesson_reads_the_collectives_of_a_jitted_function():
+    """Do the lessons' three readers agree with what a sharded sum and an unsharded one
+    compile to: an all-reduce over every device, and nothing?"""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from grader.lessons.hlo import collective_names, collectives, compiled_text
+
+    n = jax.device_count()
+    mesh = jax.make_mesh((n,), ("data",))
+    x = jax.device_put(jnp.arange(2.0 * n), NamedSharding(mesh, P("data")))
+    assert "all-reduce" in compiled_text(jnp.sum, x)
+    (found,) = collectives(jnp.sum, x)
+    assert (found.op, found.groups in ((), (tuple(range(n)),))) == ("all-reduce", True)
+    assert collective_names(jnp.sum, x) == ["all-reduce"]
+    assert collective_names(jnp.sum, jnp.arange(4.0)) == []
