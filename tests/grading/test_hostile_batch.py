@@ -5,7 +5,8 @@ notebook of the first five exercises of lesson 3 (from the example submission ``
 redefines one function or adds a cell. So each one must cost exactly the exercise it targets
 and nothing else. The unreadable files
 of tests/submissions/unreadable/ (and two too large to keep in the repository, made here) are
-handed in next to that notebook too: each costs nothing but itself.
+handed in next to that notebook too: each costs nothing but itself. The batch is graded on
+lesson 3's assignment, so the solutions and stubs in it are lesson 3's.
 
 The batch is graded by the command line in a process of its own, which reports its peak
 memory: a submission that prints hundreds of megabytes must not make the grader hold them.
@@ -219,8 +220,10 @@ def grade_in_a_process(batch: Path, out: Path, *options: str) -> subprocess.Comp
 
 @pytest.fixture(scope="module")
 def batch_run(tmp_path_factory) -> SimpleNamespace:
-    """Grade every fixture, the solutions and the stubs in one batch, with 2 jobs; return
-    the folders, results.json's students, the log and the grader's peak memory."""
+    """Grade every fixture, the solutions and the stubs in one batch, with 2 jobs, on lesson
+    3's assignment (the whole course's solutions and stubs are graded by `validate`, in
+    tests/authoring/test_release.py); return the folders, results.json's students, the log
+    and the grader's peak memory."""
     batch = tmp_path_factory.mktemp("batch")
     unreadable = {unreadable_student(kind): kind for kind in UNREADABLE}
     for name in OUTCOMES:
@@ -230,7 +233,7 @@ def batch_run(tmp_path_factory) -> SimpleNamespace:
             kind = unreadable[name]
             (student / f"zz_{kind}.ipynb").write_bytes(unreadable_file(kind))
         elif name == LINKER:
-            (student / "zz_01_sharding.ipynb").symlink_to(course.SOLUTIONS / "01_sharding.ipynb")
+            (student / f"zz_{LESSON}.ipynb").symlink_to(course.SOLUTIONS / f"{LESSON}.ipynb")
             (student / "zz_solutions").symlink_to(course.SOLUTIONS, target_is_directory=True)
         else:
             shutil.copy(FIXTURES / f"{name}.py", student / f"zz_{name}.py")
@@ -239,7 +242,7 @@ def batch_run(tmp_path_factory) -> SimpleNamespace:
     shutil.copytree(course.SOLUTIONS, batch / "reference-solutions")
     shutil.copytree(course.EXERCISE_NOTEBOOKS, batch / "untouched-stubs")
     out = tmp_path_factory.mktemp("out")
-    done = grade_in_a_process(batch, out, "--jobs", "2")
+    done = grade_in_a_process(batch, out, "--jobs", "2", "--assignment", LESSON)
     assert done.returncode == 0, done.stderr[-3000:]
     peak = [line for line in done.stderr.splitlines() if line.startswith("peak-rss-kib")]
     return SimpleNamespace(
@@ -342,14 +345,14 @@ def test_unreadable_files_cost_only_themselves_with_their_reason(batch_run, grad
 
 @pytest.mark.slow
 def test_links_to_the_reference_solutions_are_not_followed(graded):
-    """Do links to a solutions notebook and to the solutions folder earn nothing, each
-    reported, while the student's own notebook is graded in full?"""
+    """Do links to the lesson's solutions notebook and to the solutions folder earn nothing,
+    each reported, while the student's own notebook is graded in full?"""
     student = graded[LINKER]
     link = "a symbolic link, which the grader does not follow: hand in the file itself, not a link"
     assert student["problems"] == [f"{name}: {link}; nothing in it was graded"
-                                   for name in ("zz_01_sharding.ipynb", "zz_solutions")]
-    lesson1 = [e.name for e in EXERCISES if e.lesson == "01_sharding"]
-    assert {student["exercises"][name]["status"] for name in lesson1} == {"not found"}
+                                   for name in (f"zz_{LESSON}.ipynb", "zz_solutions")]
+    rest = [e.name for e in EXERCISES if e.lesson == LESSON and e.name not in BASE_EXERCISES]
+    assert rest and {student["exercises"][name]["status"] for name in rest} == {"not found"}
 
 
 @pytest.mark.slow
@@ -404,9 +407,11 @@ def test_without_the_sandbox_writes_into_the_output_folder_are_undone(tmp_path):
 
 @pytest.mark.slow
 def test_solutions_score_full_marks_and_stubs_zero(graded):
-    """Do the reference solutions pass every hidden test, and the generated stubs none?"""
+    """Do the reference solutions pass every test of the assignment, and the generated stubs
+    none?"""
     solved, stubs = graded["reference-solutions"], graded["untouched-stubs"]
-    assert solved["total"] == solved["max_total"] == sum(c.points for c in cases.load())
+    points = sum(c.points for c in cases.load() if course.BY_NAME[c.exercise].lesson == LESSON)
+    assert solved["total"] == solved["max_total"] == points
     assert stubs["total"] == 0
     assert {e["status"] for e in stubs["exercises"].values()} == {"not attempted"}
 

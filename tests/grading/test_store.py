@@ -163,9 +163,11 @@ def test_feedback_says_what_failed_why_and_the_hint():
 
 
 def run_grader(out: Path, batch: Path, *extra: str) -> subprocess.Popen:
+    """The grader on the examples' assignment (lesson 3's, all they hand in), in the
+    background."""
     return subprocess.Popen(
         [sys.executable, "-m", "grader", "grade", str(batch), "--out", str(out), "--jobs", "2",
-         *extra],
+         "--assignment", "03_collectives", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
     )
 
