@@ -122,9 +122,8 @@ def test_a_collective_knows_how_it_combines_and_the_line_it_was_read_from():
     its to_apply computation), and keep its instruction line without the metadata?"""
     import jax
     import jax.numpy as jnp
-    from jax.sharding import PartitionSpec as P
-
     from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     from grader.lessons.hlo import collectives
 
