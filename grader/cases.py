@@ -262,7 +262,7 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         text = msg.MSG_RAISED.format(
             name=name, type=error.get("type", "an error"), message=_shorten(full)
         )
-        return msg.ERROR, text, error_hint(full), None, None
+        return msg.ERROR, text, error_hint(full, str(error.get("where", ""))), None, None
     if want is None or not want.get("ok"):
         problem = (want or {}).get("error", {}).get("message", "no reference result")
         return msg.ERROR, msg.MSG_REFERENCE_FAILED.format(problem=problem), None, None, None

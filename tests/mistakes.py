@@ -97,3 +97,40 @@ def lesson_tests(mistake: Mistakes, correct: dict[str, Callable], lesson: str) -
     return (test_a_usual_mistake_gets_its_own_hint,
             test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
             test_a_correct_function_gets_no_hint)
+
+
+def replayed_result(case_id: str, cell: str, reference_cell: str):
+    """A hidden case of lesson 6 judged in this process as the grader judges it. Its probe
+    replays the cells a grader worker ran in several new processes
+    (:func:`grader.workers.replay.replay`): here one cell, ``cell``, which defines the
+    exercise's function as a student would write it, then ``reference_cell`` for the value
+    expected. Each runs its processes for real (several seconds); the reference's measurement
+    is kept for the next call on the same case."""
+    import jax
+
+    from grader import cases
+    from grader.workers.record import RECORD
+
+    found = next(c for c in cases.load(hidden=True) if c.id == case_id)
+
+    def measured(source: str) -> dict:
+        namespace: dict = {}
+        exec(compile(source, "answer.py", "exec"), namespace)  # noqa: S102 - the test's own code
+        saved = RECORD.cells, RECORD.namespaces
+        RECORD.cells, RECORD.namespaces = {"answer.py": [("cell 1", source)]}, {
+            "answer.py": namespace}
+        try:
+            return cases.measure(found, namespace[found.exercise])
+        finally:
+            RECORD.cells, RECORD.namespaces = saved
+
+    n = jax.device_count()
+    key = (case_id, reference_cell)
+    if key not in _REPLAYED_REFERENCES:
+        _REPLAYED_REFERENCES[key] = measured(reference_cell)
+    got = _REPLAYED_REFERENCES[key] if cell == reference_cell else measured(cell)
+    return cases.decide(found, {n: got}, {n: _REPLAYED_REFERENCES[key]})
+
+
+#: The reference's measurement of each case replayed so far: (case id, cell) -> outcome.
+_REPLAYED_REFERENCES: dict[tuple[str, str], dict] = {}

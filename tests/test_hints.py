@@ -117,3 +117,81 @@ def test_row_sums_replication_comes_before_the_general_one():
 
 def test_an_unknown_error_has_no_hint():
     assert hints.error_hint("ZeroDivisionError: division by zero") is None
+
+
+def test_a_pmap_input_error_is_told_apart_from_jit_by_where_it_was_raised():
+    """Since JAX 0.8 pmap fails on a committed input with jit's own error: is it answered
+    with the pmap hint when the innermost frame is JAX's pmap, and with jit's otherwise?"""
+    message = SAMPLES["HINT_COMMITTED_MISMATCH"] + ". Got jit sharding: NamedSharding(...)"
+    assert hints.error_hint(message) == jit_sharding.HINT_COMMITTED_MISMATCH
+    assert hints.error_hint(message, "/venv/site-packages/jax/_src/pjit.py, line 9") == (
+        jit_sharding.HINT_COMMITTED_MISMATCH)
+    assert hints.error_hint(message, "/venv/site-packages/jax/_src/pmap.py, line 9") == (
+        common.HINT_PMAP_INPUT)
+    assert hints.error_hint(SAMPLES["HINT_COMMITTED_DEVICES"], r"C:\jax\_src\pmap.py, line 9") == (
+        common.HINT_PMAP_INPUT)
+
+
+def test_constraining_on_an_explicit_mesh_is_answered_as_jax_0_10_says_it():
+    """JAX 0.10 checks with_sharding_constraint on a mesh of Explicit axes as an assertion:
+    is that message answered with the hint to reshard?"""
+    said = ("`with_sharding_constraint` acts as an assert when all axes of mesh are of type "
+            "`Explicit`. The array sharding: P('data', 'model') did not match the sharding "
+            "provided: P('data', None). Please use `jax.sharding.reshard` to shard your input "
+            "to the sharding you want.")
+    assert hints.error_hint(said) == jit_sharding.HINT_CONSTRAINT_ON_EXPLICIT
+
+
+# --- every hint is tested on a real mistake ---------------------------------------------------
+#: Hints no tests/test_mistakes_*.py module runs on a real mistake, each with the reason it
+#: cannot be produced there. Empty: every hint of every lesson is given to a real mistake,
+#: through check(), a hidden case's own probe and judge (mistakes.hidden_result), or lesson 6's
+#: cells replayed in two processes (mistakes.replayed_result). A hint added here needs a reason
+#: that no such test can produce its mistake, not merely that none was written.
+UNTESTED_HINTS: dict[str, str] = {}
+
+
+def hints_referenced_by_mistakes() -> set[str]:
+    """The texts of the hints that the test_mistakes modules name (as `module.HINT_...` of a
+    grader.hints module they import)."""
+    import ast
+    import importlib
+    from pathlib import Path
+
+    found = set()
+    for path in sorted(Path(__file__).parent.glob("test_mistakes_*.py")):
+        tree = ast.parse(path.read_text())
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module == "grader.hints":
+                for name in node.names:
+                    aliases[name.asname or name.name] = f"grader.hints.{name.name}"
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and node.attr.startswith("HINT_")
+                    and isinstance(node.value, ast.Name) and node.value.id in aliases):
+                found.add(getattr(importlib.import_module(aliases[node.value.id]), node.attr))
+    return found
+
+
+def lesson_hints() -> dict[str, str]:
+    """Every HINT_ text of the grader.hints modules, by `module.NAME`."""
+    import importlib
+    import pkgutil
+
+    named = {}
+    for info in pkgutil.iter_modules(hints.__path__):
+        module = importlib.import_module(f"grader.hints.{info.name}")
+        for name, value in vars(module).items():
+            if name.startswith("HINT_") and isinstance(value, str):
+                named[f"{info.name}.{name}"] = value
+    return named
+
+
+def test_every_hint_is_given_to_a_real_mistake_in_a_test():
+    """Is each hint of each lesson module named by a test_mistakes module, where a real
+    mistake must receive it (or allow-listed, with a reason)?"""
+    referenced = hints_referenced_by_mistakes()
+    untested = sorted(name for name, text in lesson_hints().items()
+                      if text not in referenced and name not in UNTESTED_HINTS)
+    assert untested == [], "hints no real mistake is tested on: " + ", ".join(untested)
+    assert set(UNTESTED_HINTS) <= set(lesson_hints())  # no stale entry

@@ -14,8 +14,9 @@ import numpy as np
 from alternatives import CORRECT
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, lesson_tests
+from mistakes import Mistakes, hidden_result, lesson_tests
 
+from grader import messages as msg
 from grader.hints import collectives as hints
 from grader.hints import common
 
@@ -44,6 +45,13 @@ def silences_the_check_instead_of_adding_a_psum(x):
                          check_vma=False)(x)
 
 
+@mistake("shard_map_psum", common.HINT_SPEC_TOO_LONG)
+def gives_a_1d_array_a_2d_spec(x):
+    mesh = Mesh(jax.devices()[:1], ("data",))
+    return jax.shard_map(lambda b: jax.lax.psum(jnp.sum(b), "data"), mesh=mesh,
+                         in_specs=P("data", None), out_specs=P())(x)
+
+
 # --- pmap_scaled_sum ------------------------------------------------------------------------
 @mistake("pmap_scaled_sum", hints.HINT_FORGOT_DOUBLING)
 def forgets_to_double(data):
@@ -53,6 +61,26 @@ def forgets_to_double(data):
 @mistake("pmap_scaled_sum", hints.HINT_PMAP_FORGOT_PSUM)
 def doubles_without_psum(data):
     return jax.pmap(lambda row: 2.0 * row, axis_name="devices")(data)
+
+
+def doubled_total(row):
+    return jax.lax.psum(row * 2.0, "devices")
+
+
+@mistake("pmap_scaled_sum", common.HINT_PMAP_INPUT)
+def places_the_rows_on_the_first_device_first(data):
+    return jax.pmap(doubled_total, axis_name="devices")(jax.device_put(data, jax.devices()[0]))
+
+
+@mistake("pmap_scaled_sum", common.HINT_PMAP_INPUT)
+def replicates_the_rows_on_a_mesh_first(data):
+    everywhere = jax.device_put(data, NamedSharding(data_mesh(), P()))
+    return jax.pmap(doubled_total, axis_name="devices")(everywhere)
+
+
+@mistake("pmap_scaled_sum", common.HINT_PMAP_SQUEEZE)
+def maps_over_more_rows_than_devices(data):
+    return jax.pmap(doubled_total, axis_name="devices")(jnp.concatenate([data, data]))
 
 
 @mistake("pmap_scaled_sum", hints.HINT_NOT_PER_DEVICE)
@@ -297,6 +325,16 @@ def reshards_with_device_put(x):
     return jax.device_put(x, NamedSharding(data_mesh(), P(None, "data")))
 
 
+@mistake("rows_to_columns", hints.HINT_A2A_LAYOUT, also=(hints.HINT_A2A_GATHERED,))
+def gathers_the_columns_after_the_all_to_all(x):
+    def resplit(rows):
+        columns = jax.lax.all_to_all(rows, "data", 1, 0, tiled=True)
+        return jax.lax.all_gather(columns, "data", axis=1, tiled=True, to="invarying")
+
+    return jax.shard_map(resplit, mesh=data_mesh(), in_specs=P("data", None),
+                         out_specs=P())(x)
+
+
 # --- row_group_sums -------------------------------------------------------------------------
 def row_sums_with(local, **options):
     def row_group_sums(x, mesh):
@@ -314,6 +352,53 @@ mistake("row_group_sums", hints.HINT_ROW_SUMS_REPLICATE_Y, "no_psum")(
     row_sums_with(lambda b: b.sum(axis=1)))
 
 
+def row_sums_then(after):
+    def row_group_sums(x, mesh):
+        sums = row_sums_with(lambda b: jax.lax.psum(b.sum(axis=1), "y"))(x, mesh)
+        return after(sums, mesh)
+
+    return row_group_sums
+
+
+mistake("row_group_sums", hints.HINT_ROW_SUMS_LAYOUT, "replicated_after_the_psum")(
+    row_sums_then(lambda sums, mesh: jax.device_put(sums, NamedSharding(mesh, P()))))
+
+
+@mistake("row_group_sums", common.HINT_DEVICE_COUNT)
+def builds_a_4_by_4_grid_of_its_own(x, mesh):
+    grid = jax.make_mesh((4, 4), ("x", "y"))
+    return jax.shard_map(lambda b: jax.lax.psum(b.sum(axis=1), "y"), mesh=grid,
+                         in_specs=P("x", "y"), out_specs=P("x"))(x)
+
+
 (test_a_usual_mistake_gets_its_own_hint,
  test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
  test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "03_collectives")
+
+
+def test_row_sums_on_a_grid_of_its_own_get_the_given_mesh_hint_from_the_grader():
+    """A function that builds its own 4 x 2 grid instead of using `mesh` passes check(),
+    whose mesh has that shape: does the grader's test on a mesh of another shape fail it with
+    the hint to use the mesh it was given?"""
+    def row_group_sums(x, mesh):
+        grid = Mesh(np.array(jax.devices()).reshape(-1, 2), ("x", "y"))
+        return row_sums_with(lambda b: jax.lax.psum(b.sum(axis=1), "y"))(x, grid)
+
+    row_group_sums.__name__ = row_group_sums.__qualname__ = "row_group_sums"
+    wrong = hidden_result("row_group_sums:on_a_wide_auto_mesh", row_group_sums,
+                          CORRECT["row_group_sums"])
+    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_ROW_SUMS_GIVEN_MESH
+
+
+def test_a_replicated_result_gets_the_stays_split_hint_from_the_grader():
+    """A normalized vector moved onto every device has the right values: does the grader's
+    test of its layout fail it with the hint to keep one block per device?"""
+    def global_max_normalize(x):
+        scale = jax.shard_map(lambda b: b / jax.lax.pmax(jnp.max(jnp.abs(b)), "data"),
+                              mesh=data_mesh(), in_specs=P("data"), out_specs=P("data"))
+        return jax.device_put(scale(x), NamedSharding(data_mesh(), P()))
+
+    global_max_normalize.__name__ = global_max_normalize.__qualname__ = "global_max_normalize"
+    wrong = hidden_result("global_max_normalize:result_is_split_over_data",
+                          global_max_normalize, CORRECT["global_max_normalize"])
+    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_STAYS_SPLIT

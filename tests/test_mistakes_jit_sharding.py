@@ -166,6 +166,21 @@ def never_reshards(x):
     return jax.jit(lambda v: v / jnp.linalg.norm(v, axis=0, keepdims=True))(x)
 
 
+@mistake("normalize_columns", hints.HINT_SHARDING_OF_TRACER)
+def reads_the_mesh_of_a_tracer(x):
+    @jax.jit
+    def normalize(v):
+        v = jax.lax.with_sharding_constraint(v, NamedSharding(v.sharding.mesh, P(None, "data")))
+        return v / jnp.sqrt(jnp.sum(v * v, axis=0))
+
+    return normalize(x)
+
+
+@mistake("normalize_columns", hints.HINT_COMMITTED_MISMATCH)
+def asks_jit_for_columns_of_a_committed_array(x):
+    return jax.jit(lambda v: v / jnp.sqrt(jnp.sum(v * v, axis=0)), in_shardings=by_columns())(x)
+
+
 # --- make_sharded_affine --------------------------------------------------------------------
 mistake("make_sharded_affine", hints.HINT_AFFINE_ONE_DEVICE, "jit_without_shardings")(
     affine_with((), (), shardings=False))
@@ -186,6 +201,25 @@ mistake("explicit_matmul", hints.HINT_EXPLICIT_COLUMNS, "out_sharding_rows_only"
 @mistake("explicit_matmul", hints.HINT_NEEDS_OUT_SHARDING)
 def leaves_the_out_sharding_to_jax(x, w):
     return x @ w
+
+
+@mistake("explicit_matmul", hints.HINT_SPEC_WITHOUT_MESH)
+def passes_a_bare_spec_without_a_mesh(x, w):
+    return jnp.matmul(x, w, out_sharding=P("x", "y"))
+
+
+@mistake("explicit_matmul", hints.HINT_COMMITTED_DEVICES)
+def keeps_w_on_the_first_device(x, w):
+    w = jax.device_put(w, jax.devices()[0])
+    return jnp.matmul(x, w, out_sharding=NamedSharding(x.sharding.mesh, P("x", "y")))
+
+
+@mistake("explicit_matmul", hints.HINT_MIXED_MESHES)
+def places_w_on_an_auto_mesh_of_its_own(x, w):
+    explicit = x.sharding.mesh
+    auto = Mesh(explicit.devices, explicit.axis_names)  # jax.sharding.Mesh: Auto axes
+    w = jax.device_put(w, NamedSharding(auto, P(None, "y")))
+    return jnp.matmul(x, w, out_sharding=NamedSharding(explicit, P("x", "y")))
 
 
 # --- matmul_type --------------------------------------------------------------------------
@@ -210,6 +244,11 @@ def forgets_that_an_axis_splits_one_dimension(lhs, rhs):
     return P(lhs[0], rhs[1])
 
 
+@mistake("matmul_type", hints.HINT_TYPE_WRONG_DIMENSIONS)
+def knows_when_jax_refuses_but_keeps_the_split_of_x(lhs, rhs):
+    return None if matmul_type_by_trying(lhs, rhs) is None else P(*lhs)
+
+
 # --- init_layer ---------------------------------------------------------------------------
 mistake("init_layer", hints.HINT_INIT_NOT_SPLIT, "bias_without_out_sharding")(
     init_with(P("data", "model"), None))
@@ -232,6 +271,15 @@ mistake("running_mean", hints.HINT_RUNNING_GATHERS_ALL, "gathers_everything_firs
 @mistake("running_mean", hints.HINT_RUNNING_TYPE)
 def leaves_time_whole(x):
     sums = jnp.cumsum(jax.reshard(x, P("data", None)), axis=1)
+    return sums / (jnp.arange(x.shape[1]) + 1.0)
+
+
+@mistake("running_mean", hints.HINT_CONSTRAINT_ON_EXPLICIT)
+def constrains_instead_of_resharding(x):
+    mesh = jax.typeof(x).sharding.mesh
+    whole_time = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("data", None)))
+    sums = jax.lax.with_sharding_constraint(jnp.cumsum(whole_time, axis=1),
+                                            NamedSharding(mesh, P("data", "model")))
     return sums / (jnp.arange(x.shape[1]) + 1.0)
 
 

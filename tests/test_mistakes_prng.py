@@ -12,6 +12,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 from mistakes import (
     Mistakes,
+    assert_passes_without_hint,
     hidden_result,
     lesson_tests,
 )
@@ -177,3 +178,32 @@ def test_keeping_with_probability_rate_gets_its_hint_from_the_grader():
                            CORRECT["sharded_dropout"])
     assert result.status == msg.FAILED
     assert result.hint == hints.HINT_DROPOUT_KEEP_PROBABILITY
+
+
+def test_keys_folded_in_on_the_host_get_the_axis_index_hint_from_the_grader():
+    """Keys folded in one per device by a Python loop, then split over 'data', give the right
+    numbers, so check() passes them: does the grader's test of what the program traces fail
+    them with the hint to fold in jax.lax.axis_index?"""
+    def per_device_uniform(key, n_per_device):
+        keys = jnp.stack([jax.random.fold_in(key, i) for i in range(jax.device_count())])
+        return jax.shard_map(lambda k: jax.random.uniform(k[0], (n_per_device,)),
+                             mesh=data_mesh(), in_specs=P("data"), out_specs=P("data"))(keys)
+
+    assert_passes_without_hint(per_device_uniform)
+    wrong = hidden_result("per_device_uniform:folds_in_the_device_index", per_device_uniform,
+                          CORRECT["per_device_uniform"])
+    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_NO_AXIS_INDEX
+
+
+def test_scaling_by_the_kept_fraction_gets_the_communication_hint_from_the_grader():
+    """Dividing by the fraction of the mask actually kept (a mean over every device) instead
+    of 1 - rate: does the grader's test of the compiled program fail it with the hint that
+    dropout needs no communication?"""
+    @jax.jit
+    def sharded_dropout(key, x, rate):
+        keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
+        return jnp.where(keep, x / keep.mean(), 0.0)
+
+    wrong = hidden_result("sharded_dropout:draws_without_communication", sharded_dropout,
+                          CORRECT["sharded_dropout"])
+    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_DROPOUT_COMMUNICATES

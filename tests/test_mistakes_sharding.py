@@ -10,9 +10,11 @@ import math
 import jax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, lesson_tests
+from mistakes import Mistakes, assert_passes_without_hint, hidden_result, lesson_tests
 
+from grader import messages as msg
 from grader.course import EXERCISES
+from grader.hints import common
 from grader.hints import sharding as hints
 
 mistake = Mistakes()
@@ -286,3 +288,22 @@ def returns_the_devices(arr, index):
 (test_a_usual_mistake_gets_its_own_hint,
  test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
  test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "01_sharding")
+
+
+@mistake("shard_shape", common.HINT_DEVICES_SET_TOO_LATE)
+def sets_the_device_count_itself(global_shape, mesh_shape, spec):
+    jax.config.update("jax_num_cpu_devices", 4)  # JAX is running: refused
+    return shard_shape(global_shape, mesh_shape, spec)
+
+
+def test_a_block_map_of_slice_ends_gets_the_none_hint_from_the_grader():
+    """(start, stop) read off each slice is right wherever every dimension is split, as in
+    check()'s test; a dimension copied on every device has slice(None, None): does the
+    grader's test of such an array fail it with the hint about None?"""
+    def block_map(x):
+        return {shard.device.id: tuple((part.start, part.stop) for part in shard.index)
+                for shard in x.addressable_shards}
+
+    assert_passes_without_hint(block_map)
+    wrong = hidden_result("block_map:columns_copied_along_x", block_map, CORRECT["block_map"])
+    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_BLOCK_MAP_NONE

@@ -134,6 +134,11 @@ def explicit_mesh_without_placing_the_batch(params, batch):
 mistake("dp_train_step", hints.HINT_DP_ONE_DEVICE, "jit_without_shardings")(step_with())
 
 
+@mistake("dp_train_step", hints.HINT_DP_NOT_REPLICATED)
+def brings_the_new_parameters_back_to_the_host(params, batch, lr):
+    return jax.device_get(placed_step(params, batch, lr))
+
+
 @mistake("dp_train_step", common.HINT_DOES_NOT_DIVIDE)
 def splits_the_parameters_like_the_batch(params, batch, lr):
     rows = NamedSharding(data_mesh(), P("data"))

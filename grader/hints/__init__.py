@@ -38,9 +38,12 @@ ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def error_hint(message: str) -> str | None:
-    """The hint for an exception's text, if it is one of the usual mistakes."""
-    for pattern, hint in ERROR_HINTS:
+def error_hint(message: str, where: str = "") -> str | None:
+    """The hint for an exception's text, if it is one of the usual mistakes; ``where`` is the
+    innermost frame of its traceback ("file, line"), which tells pmap's errors apart from
+    jit's (:data:`grader.hints.common.PMAP_FRAME`)."""
+    first = common.PMAP_ERRORS if common.PMAP_FRAME.search(where) else ()
+    for pattern, hint in (*first, *ERROR_HINTS):
         if pattern.search(message):
             return hint
     return None

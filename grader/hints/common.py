@@ -76,3 +76,15 @@ ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"devices? (available|but)|number of devices|more devices", re.I),
      HINT_DEVICE_COUNT),
 )
+
+#: Where an error was raised, from the innermost frame of its traceback: JAX's pmap. Since
+#: JAX 0.8 pmap runs as a jit of a shard_map over a mesh of one axis named after pmap's
+#: axis_name, so an input it cannot take (committed to other devices, or to another sharding)
+#: fails with jit's own error, which names neither pmap nor its input: only the frame says so.
+PMAP_FRAME = re.compile(r"jax[\\/]_src[\\/]pmap\.py")
+#: The errors raised by pmap that jit's hints would misread, (pattern, hint): checked before
+#: ERRORS when the error comes from pmap (PMAP_FRAME).
+PMAP_ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"Sharding passed to jit does not match the sharding|Received incompatible "
+                r"devices for jitted computation"), HINT_PMAP_INPUT),
+)

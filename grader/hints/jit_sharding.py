@@ -141,7 +141,9 @@ ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Contracting dimensions are sharded"), HINT_NEEDS_OUT_SHARDING),
     (re.compile(r"Using PartitionSpec when you are not under a mesh context|requires a "
                 r"non-empty mesh in context"), HINT_SPEC_WITHOUT_MESH),
-    (re.compile(r"can only refer to Auto axes"), HINT_CONSTRAINT_ON_EXPLICIT),
+    # On a mesh of Explicit axes only, JAX 0.10 checks the constraint as an assertion.
+    (re.compile(r"can only refer to Auto axes|with_sharding_constraint. acts as an assert "
+                r"when all axes of\s+mesh are of type .Explicit."), HINT_CONSTRAINT_ON_EXPLICIT),
     (re.compile(r"'sharding' attribute is not available on traced array"),
      HINT_SHARDING_OF_TRACER),
     (re.compile(r"Sharding passed to jit does not match the sharding"), HINT_COMMITTED_MISMATCH),

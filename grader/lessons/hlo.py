@@ -42,6 +42,8 @@ _ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
 _OPERAND_NAME = re.compile(r"%([\w.\-]+)")
 _COMMENT = re.compile(r"/\*.*?\*/")
 _PARTITIONS = re.compile(r"\bnum_partitions=(\d+)")
+_COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%([\w.\-]+)\s*\(.*\{\s*$")
+_NOISE = re.compile(r",\s*(?:metadata|frontend_attributes|backend_config)=")
 
 #: What each device sends in one collective of a group of ``n`` devices, if it runs as a ring:
 #: an all-reduce is a reduce-scatter then an all-gather of the n pieces of its operand; an
@@ -64,7 +66,10 @@ class Collective:
     (the most any device sends, for a collective-permute; None when the group is not known);
     ``groups`` lists the groups of device ids that communicate (None when XLA printed them in
     a form this module does not know: see ``groups_text``), ``pairs`` the (source, target)
-    pairs of a collective-permute.
+    pairs of a collective-permute. ``reduction`` is how an all-reduce or a reduce-scatter
+    combines values (the root opcode of the computation it applies: ``"add"``, ``"maximum"``,
+    ...; None for the other collectives); ``line`` is its instruction as XLA printed it (its
+    ``-start`` half, for an async pair), without the metadata that follows.
     """
 
     op: str
@@ -77,6 +82,8 @@ class Collective:
     pairs: tuple[tuple[int, int], ...] = ()
     asynchronous: bool = False
     sent: float | None = None
+    reduction: str | None = None
+    line: str = ""
 
 
 # --- what a lesson asks: the collectives XLA compiled a function to ---------------------------
@@ -106,25 +113,33 @@ def collectives_in_hlo(text: str, n_devices: int | None = None) -> list[Collecti
     if n_devices is None and (partitions := _PARTITIONS.search(text)):
         n_devices = int(partitions.group(1))
     types: dict[str, str] = {}
+    roots: dict[str, str] = {}  # computation -> the opcode of its ROOT instruction
     instructions = []
-    for line in text.splitlines():
-        line = _COMMENT.sub("", line)  # XLA numbers long operand lists: /*index=5*/
+    computation = None
+    for printed in text.splitlines():
+        line = _COMMENT.sub("", printed)  # XLA numbers long operand lists: /*index=5*/
+        if header := _COMPUTATION.match(line):
+            computation = header.group(1)
+            continue
         match = _DEFINITION.match(line)
         if not match:
             continue
         rest = line[match.end():]
         type_text, rest = _split_type(rest)
         types[match.group(1)] = type_text
-        instructions.append((match.group(1), type_text, rest.strip()))
+        if line.lstrip().startswith("ROOT") and computation is not None:
+            roots.setdefault(computation, rest.strip().split("(", 1)[0])
+        shown = _NOISE.split(printed, maxsplit=1)[0].strip()
+        instructions.append((match.group(1), type_text, rest.strip(), shown))
     done_of: dict[str, str] = {}
-    for _, type_text, rest in instructions:
+    for _, type_text, rest, _ in instructions:
         opcode = rest.split("(", 1)[0]
         if opcode.endswith("-done"):
             operands, _ = _operands(rest)
             for operand in operands:
                 done_of[operand[1]] = type_text
     found = []
-    for name, type_text, rest in instructions:
+    for name, type_text, rest, shown in instructions:
         opcode = rest.split("(", 1)[0]
         base = opcode.removesuffix("-start")
         if base not in COLLECTIVES:
@@ -138,10 +153,12 @@ def collectives_in_hlo(text: str, n_devices: int | None = None) -> list[Collecti
         result = _arrays(done_of.get(name, type_text)) if asynchronous else _arrays(type_text)
         groups_text, groups, pairs = _groups(base, attributes)
         size = int(sum(math.prod(shape) * ITEMSIZE.get(dtype, 0) for dtype, shape in shapes))
+        applied = _attribute(attributes, "to_apply")
         found.append(Collective(
             op=base, name=name, operands=shapes, result=result, bytes=size,
             groups=groups, groups_text=groups_text, pairs=pairs, asynchronous=asynchronous,
             sent=bytes_sent(base, size, groups, pairs, n_devices),
+            reduction=roots.get(applied.lstrip("%")) if applied else None, line=shown,
         ))
     return found
 

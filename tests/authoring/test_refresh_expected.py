@@ -3,7 +3,6 @@ stored values are what the reference solutions give."""
 
 import json
 
-import numpy as np
 import pytest
 
 from grader import course, expected
@@ -11,23 +10,10 @@ from grader.authoring import refresh_expected
 from grader.course import LESSONS
 
 
-def same(stored, fresh, where="") -> list[str]:
-    """Where two stored tables differ: in anything but the last bits of a float, which
-    depend on the CPU XLA compiled for (its vector instructions), not on the solutions."""
-    if isinstance(stored, dict) and isinstance(fresh, dict):
-        if stored.get("kind") == "float" and fresh.get("kind") == "float":
-            if stored.keys() == fresh.keys() and all(
-                    stored[k] == fresh[k] for k in stored if k != "array") and np.allclose(
-                    stored["array"], fresh["array"], rtol=1e-5, atol=1e-6, equal_nan=True):
-                return []
-            return [where]
-        if stored.keys() != fresh.keys():
-            return [f"{where}: keys {sorted(stored)} != {sorted(fresh)}"]
-        return [d for k in stored for d in same(stored[k], fresh[k], f"{where}/{k}")]
-    if isinstance(stored, list) and isinstance(fresh, list) and len(stored) == len(fresh):
-        return [d for i, (a, b) in enumerate(zip(stored, fresh, strict=True)) for d in
-                same(a, b, f"{where}/{i}")]
-    return [] if stored == fresh else [where]
+def same(stored, fresh) -> list[str]:
+    """Where two stored tables differ, in anything but the last bits of a float (which depend
+    on the CPU XLA compiled for, not on the solutions): the tolerance refresh uses too."""
+    return expected.differences(stored, fresh)
 
 
 @pytest.mark.slow
@@ -48,3 +34,33 @@ def test_stored_values_are_compared_to_the_last_bits_of_a_float_only():
     assert same(value, {**value, "array": [1.001, 2.0]}) == [""]
     assert same({"a": value}, {"b": value}) != []
     assert same({"str": "psum"}, {"str": "pmax"}) == ["/str"]
+
+
+def test_a_refresh_with_nothing_new_leaves_the_file_byte_identical(tmp_path, monkeypatch):
+    """Does refresh keep each stored float that the recomputed one matches within the
+    tolerance of the test above, writing the same bytes; and does it store a float that
+    really changed, and any new value?"""
+    value = {"array": [[0.1234567, 2.0], [3.0, -4.5]], "dtype": "float32", "kind": "float",
+             "shape": [2, 2]}
+    stored = {"case": {"1": {"ok": True, "value": value}, "2": {"ok": True, "value": value}}}
+    noisy = {**value, "array": [[0.12345671, 2.0000002], [3.0, -4.5000005]]}
+    fresh = {"case": {"1": {"ok": True, "value": noisy}, "2": {"ok": True, "value": noisy}}}
+    monkeypatch.setattr(refresh_expected, "FOLDER", tmp_path)
+    monkeypatch.setattr(refresh_expected, "path", lambda lesson: tmp_path / f"{lesson}.json")
+    lesson = LESSONS[0]
+    file = tmp_path / f"{lesson}.json"
+    file.write_text(refresh_expected.render(stored))
+    before = file.read_bytes()
+
+    monkeypatch.setattr(refresh_expected, "compute", lambda solutions, lesson: fresh)
+    assert same(stored, fresh) == []  # the noise is within the test's tolerance
+    refresh_expected.refresh([lesson])
+    assert file.read_bytes() == before
+
+    changed = {"case": {"1": {"ok": True, "value": {**value, "array": [[0.13, 2.0], [3.0, -4.5]]}},
+                        "2": {"ok": True, "value": noisy, "extra": 1}}}
+    monkeypatch.setattr(refresh_expected, "compute", lambda solutions, lesson: changed)
+    refresh_expected.refresh([lesson])
+    written = json.loads(file.read_text())["cases"]["case"]
+    assert written["1"]["value"]["array"][0][0] == 0.13
+    assert written["2"] == {"ok": True, "value": value, "extra": 1}  # the float kept, 'extra' new

@@ -115,3 +115,28 @@ def test_a_lesson_reads_the_collectives_of_a_jitted_function():
     assert (found.op, found.groups in ((), (tuple(range(n)),))) == ("all-reduce", True)
     assert collective_names(jnp.sum, x) == ["all-reduce"]
     assert collective_names(jnp.sum, jnp.arange(4.0)) == []
+
+
+def test_a_collective_knows_how_it_combines_and_the_line_it_was_read_from():
+    """Does each all-reduce of a pmin and a pmax name the operation it applies (the root of
+    its to_apply computation), and keep its instruction line without the metadata?"""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
+
+    from grader.lessons.hlo import collectives
+
+    mesh = Mesh(jax.devices(), ("data",))  # Auto axes: shard_map splits its argument itself
+
+    def low_high(block):
+        return jax.lax.pmin(block.min(), "data"), jax.lax.pmax(block.max(), "data")
+
+    fn = jax.shard_map(low_high, mesh=mesh, in_specs=P("data"), out_specs=(P(), P()))
+    found = collectives(fn, jnp.arange(4.0 * jax.device_count()))
+    assert sorted(c.reduction for c in found) == ["maximum", "minimum"]
+    for c in found:
+        assert c.line.startswith(f"%{c.name} = ") and " all-reduce(" in c.line
+        assert "metadata" not in c.line
+    gather, _ = collectives_in_hlo(ASYNC)
+    assert gather.reduction is None and gather.line.startswith("%all-gather-start = (f32[4,8]")

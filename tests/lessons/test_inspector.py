@@ -209,3 +209,31 @@ def test_a_sharding_on_a_shuffled_mesh_is_read_back_as_its_spec():
     assert as_partition_spec(sharding, (4, 8), mesh) == P("y", "x")
     other = jax.make_mesh((4,), ("d",), axis_types=(AxisType.Auto,), devices=jax.devices()[:4])
     assert as_partition_spec(sharding, (4, 8), other) is None
+
+
+def test_the_bytes_of_a_matmul_are_those_of_its_operands_and_the_counts_match_the_hlo(line):
+    """For the three placements of lesson 2's matmul, do the inspector's counts agree with
+    grader.lessons.hlo.collective_names, and its bytes with the operand shapes: the all-reduce
+    of the split contraction carries the whole (M, N) output, more than the inputs' share per
+    device, and the all-gather one column block of b, less?"""
+    from grader.lessons.hlo import collective_names
+
+    k = 2 * N
+    a = np.arange(4 * N * k, dtype=np.float32).reshape(4 * N, k)
+    b = np.ones((k, 3 * N), np.float32)
+    rows, cols = NamedSharding(line, P("d", None)), NamedSharding(line, P(None, "d"))
+    placements = {"replicated b": (rows, NamedSharding(line, P())), "split k": (cols, rows),
+                  "b by columns": (rows, cols)}
+    reports = {}
+    for label, (sharding_a, sharding_b) in placements.items():
+        args = jax.device_put(a, sharding_a), jax.device_put(b, sharding_b)
+        reports[label] = inspect_compiled(jnp.dot, *args)
+        found = sorted(op for op, count in reports[label].counts.items() if count)
+        assert found == collective_names(jnp.dot, *args)
+    assert reports["replicated b"].collectives == []
+    (reduce,) = reports["split k"].collectives
+    (gather,) = reports["b by columns"].collectives
+    input_bytes = (a.nbytes + b.nbytes) // N
+    assert reduce.bytes == a.shape[0] * b.shape[1] * a.itemsize > input_bytes
+    assert gather.bytes == b.nbytes // N < reduce.bytes
+    assert reports["split k"].total_bytes == reduce.bytes
