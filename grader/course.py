@@ -256,6 +256,35 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Each process draws its rows from fold_in(key, process_index); the global batch.",
         all_devices=True,
     ),
+    # --- lesson 10_experts ---
+    Exercise(
+        "tokens_dropped",
+        lesson="10_experts",
+        summary="Predict how many tokens a capacity per expert and per group (device) drops.",
+    ),
+    Exercise(
+        "dispatch_bytes",
+        lesson="10_experts",
+        summary="Predict the bytes one device sends in the MoE dispatch all-to-all (ring model).",
+        all_devices=True,
+    ),
+    Exercise(
+        "dispatch_slots",
+        lesson="10_experts",
+        summary="Each token's slot in its expert's buffer per group, or -1 if dropped; jnp only.",
+    ),
+    Exercise(
+        "moe_two_experts_per_device",
+        lesson="10_experts",
+        summary="Top-1 MoE layer, two experts per device: two all-to-all, tokens P('expert').",
+        all_devices=True,
+    ),
+    Exercise(
+        "reduce_scatter_matmul",
+        lesson="10_experts",
+        summary="x @ w, contraction split: rows reduce-scattered by n - 1 ppermutes, no psum.",
+        all_devices=True,
+    ),
 )
 
 BY_NAME: dict[str, Exercise] = {exercise.name: exercise for exercise in EXERCISES}

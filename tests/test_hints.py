@@ -10,10 +10,18 @@ from __future__ import annotations
 import pytest
 
 from grader import hints
-from grader.hints import collectives, common, jit_sharding, multiprocess, prng, training
+from grader.hints import (
+    collectives,
+    common,
+    experts,
+    jit_sharding,
+    multiprocess,
+    prng,
+    training,
+)
 from grader.lessons import texts
 
-LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess)
+LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess, experts)
 
 #: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
 SAMPLES = {
@@ -80,6 +88,9 @@ SAMPLES = {
         "is not possible"),
     "HINT_DEVICE_PUT_PER_PROCESS": (
         "The value passed to device_put is not the same on each process"),
+    "HINT_TRACED_VALUE": (
+        "Abstract tracer value encountered where concrete value is expected: traced array "
+        "with shape int32[]"),
     "HINT_PROCESSES_DIVERGED": texts.MSG_CLUSTER_TIMEOUT.format(
         which="process 1", count=2, seconds=60),
 }

@@ -1,0 +1,257 @@
+"""Hidden tests of lesson 10 (experts and overlap): only the grader runs them. The
+predictions are compared with what a compiled program really does; the two layers are graded
+on 8 devices, 2 and 4."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from grader.cases import case
+from grader.hints import experts as hints
+from grader.judge import PASS, Verdict, difference, runs_on_mesh, traces
+from grader.lessons.hlo import collectives
+from grader.probes import hlo_collectives, layout, program_summary
+from grader.public.experts import (
+    bytes_context,
+    bytes_of_tokens,
+    bytes_whole_buffer,
+    dropped_context,
+    dropped_counts_kept,
+    dropped_one_group,
+    moe_collectives,
+    moe_inputs,
+    moe_no_gate,
+    moe_order,
+    numpy_moe,
+    rolled_blocks,
+    rs_block,
+    rs_inputs,
+    rs_permutes,
+    rs_reduces,
+    skewed_ids,
+    slots_context,
+    slots_from_one,
+    slots_no_drop,
+    slots_one_group,
+)
+
+
+def what_runs(key: str, hints: tuple = ()):
+    """A judge: the prediction must equal ``key``, what the reference's probe measured on a
+    compiled program (trusted: it ran next to the reference solution)."""
+
+    def judge(got: dict, want: dict) -> Verdict:
+        problem = difference(got.get("result"), want[key])
+        if problem is None:
+            return PASS
+        return Verdict(False, problem, next((h.text for h in hints if _applies(h, got, want)),
+                                            None))
+
+    return judge
+
+
+def _applies(hint, got: dict, want: dict) -> bool:
+    try:
+        return bool(hint.when(got, want))
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return False
+
+
+# --- the lesson's layer, one expert per device: what a capacity really drops -------------
+def one_expert_per_device(capacity: int):
+    n = jax.device_count()
+    mesh = jax.make_mesh((n,), ("expert",))
+    specs = (P("expert"), P(), P("expert"), P("expert"))
+
+    def local(x, w_router, w1, w2):
+        probs = jax.nn.softmax(x @ w_router, axis=-1)
+        ids, gate = jnp.argmax(probs, axis=-1), jnp.max(probs, axis=-1)
+        one_hot = jax.nn.one_hot(ids, n, dtype=jnp.int32)
+        slot = jnp.sum((jnp.cumsum(one_hot, axis=0) - 1) * one_hot, axis=1)
+        buffers = jnp.zeros((n, capacity, x.shape[1]), x.dtype).at[ids, slot].set(x, mode="drop")
+        inbox = jax.lax.all_to_all(buffers, "expert", 0, 0, tiled=True)
+        outbox = jax.nn.relu(inbox @ w1[0]) @ w2[0]
+        back = jax.lax.all_to_all(outbox, "expert", 0, 0, tiled=True)
+        return gate[:, None] * back.at[ids, slot].get(mode="fill", fill_value=0)
+
+    @jax.jit
+    def layer(x, w_router, w1, w2):
+        args = [jax.reshard(a, NamedSharding(mesh, s))
+                for a, s in zip((x, w_router, w1, w2), specs, strict=True)]
+        return jax.shard_map(local, mesh=mesh, in_specs=specs, out_specs=P("expert"))(*args)
+
+    return layer
+
+
+@case("tokens_dropped", hidden=True, hints=[dropped_one_group, dropped_counts_kept])
+def eight_groups_of_sixteen(fn):
+    ids = skewed_ids(100, (128,), 6)
+    return {"result": int(fn(jnp.asarray(ids), 8, 2)), **dropped_context(ids, 8, 2)}
+
+
+@case("tokens_dropped", hidden=True,
+      judge=what_runs("_ran", (dropped_one_group, dropped_counts_kept)))
+def predicts_what_the_layer_drops(fn):
+    n, per_device, d, h, capacity = jax.device_count(), 12, 4, 16, 2
+    rng = np.random.default_rng(101)
+    x = jnp.asarray(rng.normal(size=(n * per_device, d)), jnp.float32)
+    w_router = jnp.asarray(rng.normal(size=(d, n)) + np.linspace(1, 0, n), jnp.float32)
+    w1 = jnp.asarray(rng.normal(size=(n, d, h)), jnp.float32)
+    w2 = jnp.asarray(rng.normal(size=(n, h, d)), jnp.float32)
+    ids = np.asarray(jnp.argmax(x @ w_router, axis=-1)).astype(np.int32)
+    out = np.asarray(one_expert_per_device(capacity)(x, w_router, w1, w2))
+    return {"result": int(fn(ids, n, capacity)), "_ran": int(np.all(out == 0, axis=1).sum()),
+            **dropped_context(ids, n, capacity)}
+
+
+# --- dispatch_bytes: what the compiled all-to-all sends -----------------------------------
+def compiled_dispatch_bytes(tokens_per_device: int, d_model: int, n_experts: int,
+                            capacity_factor: float, itemsize: int) -> float:
+    """Bytes one device sends in the all-to-all of (n_experts, capacity, d_model) buffers, as
+    grader.lessons.hlo reads them from the compiled program (0 on one device)."""
+    n = jax.device_count()
+    capacity = math.ceil(capacity_factor * tokens_per_device / n_experts)
+    dtype = {4: jnp.float32}[itemsize]  # on CPU, XLA moves bfloat16 as float32
+    mesh = jax.make_mesh((n,), ("expert",))
+
+    def local(x):
+        ids = jnp.arange(x.shape[0]) % n_experts
+        one_hot = jax.nn.one_hot(ids, n_experts, dtype=jnp.int32)
+        slot = jnp.sum((jnp.cumsum(one_hot, axis=0) - 1) * one_hot, axis=1)
+        buffers = jnp.zeros((n_experts, capacity, d_model), dtype).at[ids, slot].set(
+            x, mode="drop")
+        return jax.lax.all_to_all(buffers, "expert", 0, 0, tiled=True)
+
+    def dispatch(x):
+        x = jax.reshard(x, NamedSharding(mesh, P("expert")))
+        return jax.shard_map(local, mesh=mesh, in_specs=P("expert"), out_specs=P("expert"))(x)
+
+    x = jnp.zeros((tokens_per_device * n, d_model), dtype)
+    return float(sum(c.sent for c in collectives(dispatch, x) if c.op == "all-to-all"))
+
+
+def bytes_case(args: tuple):
+    def probe(fn):
+        return {"result": float(fn(*args)), "_compiled": compiled_dispatch_bytes(*args),
+                **bytes_context(*args)}
+
+    return probe
+
+
+BYTES_HINTS = (bytes_whole_buffer, bytes_of_tokens)
+
+
+@case("dispatch_bytes", hidden=True, judge=what_runs("_compiled", BYTES_HINTS))
+def one_expert_per_device_float32(fn):
+    return bytes_case((12, 6, jax.device_count(), 1.5, 4))(fn)
+
+
+@case("dispatch_bytes", hidden=True, judge=what_runs("_compiled", BYTES_HINTS))
+def four_experts_per_device_float32(fn):
+    return bytes_case((10, 8, 4 * jax.device_count(), 1.0, 4))(fn)
+
+
+@case("dispatch_bytes", hidden=True, hints=BYTES_HINTS)
+def two_experts_per_device_bfloat16(fn):
+    """Compared with the reference's prediction only: XLA on CPU converts a bfloat16
+    all-to-all to float32 and sends twice the bytes (the ring model counts bfloat16)."""
+    args = (16, 8, 2 * jax.device_count(), 1.25, 2)
+    return {"result": float(fn(*args)), **bytes_context(*args)}
+
+
+@case("dispatch_bytes", hidden=True, devices=(4,), judge=what_runs("_compiled", BYTES_HINTS))
+def two_experts_per_device_on_four(fn):
+    return bytes_case((9, 4, 2 * jax.device_count(), 1.25, 4))(fn)
+
+
+# --- dispatch_slots -------------------------------------------------------------------------
+@case("dispatch_slots", hidden=True, hints=[slots_from_one, slots_one_group, slots_no_drop])
+def eight_groups_of_twenty_under_jit(fn):
+    ids = skewed_ids(110, (8, 20), 5)
+    slots = jax.jit(lambda ids: fn(ids, 5, 3))(jnp.asarray(ids))
+    return {"result": slots, **slots_context(ids, 5, 3)}
+
+
+@case("dispatch_slots", hidden=True, hints=[slots_from_one, slots_one_group])
+def room_for_every_token(fn):
+    ids = skewed_ids(111, (2, 6), 3)
+    return {"result": fn(jnp.asarray(ids), 3, 6), **slots_context(ids, 3, 6)}
+
+
+# --- moe_two_experts_per_device -----------------------------------------------------------
+def placed_moe_inputs(seed: int, **sizes) -> tuple:
+    mesh = jax.make_mesh((jax.device_count(),), ("expert",))
+    specs = (P("expert"), P(), P("expert"), P("expert"))
+    return tuple(jax.device_put(a, NamedSharding(mesh, s))
+                 for a, s in zip(moe_inputs(seed, **sizes), specs, strict=True))
+
+
+@case("moe_two_experts_per_device", hidden=True, hints=[moe_no_gate, moe_order])
+def random_layer_inputs_already_on_the_mesh(fn):
+    args = placed_moe_inputs(120, tokens_per_device=8, d=3, h=5)
+    result = fn(*args, 3)
+    return {"result": result, "layout": layout(result),
+            "_no_gate": numpy_moe(*args, 3, gated=False)}
+
+
+@case("moe_two_experts_per_device", hidden=True, devices=(4,), hints=[moe_no_gate, moe_order])
+def random_layer_inputs_on_four_devices(fn):
+    args = moe_inputs(121, tokens_per_device=10)
+    result = fn(*args, 2)
+    return {"result": result, "layout": layout(result),
+            "_no_gate": numpy_moe(*args, 2, gated=False)}
+
+
+@case("moe_two_experts_per_device", hidden=True, hints=[moe_collectives])
+def two_all_to_all_on_every_device_count(fn):
+    return hlo_collectives(lambda *args: fn(*args, 3), *moe_inputs(122, tokens_per_device=8))
+
+
+@case("moe_two_experts_per_device", hidden=True,
+      judge=traces("all_to_all", "expert", hints.HINT_MOE_TWO_ALL_TO_ALL))
+def exchanges_over_the_expert_axis(fn):
+    return program_summary(lambda *args: fn(*args, 2), *moe_inputs(123))
+
+
+# --- reduce_scatter_matmul ----------------------------------------------------------------
+def placed_rs_inputs(seed: int, **sizes) -> tuple:
+    mesh = jax.make_mesh((jax.device_count(),), ("x",))
+    x, w = rs_inputs(seed, **sizes)
+    return (jax.device_put(x, NamedSharding(mesh, P(None, "x"))),
+            jax.device_put(w, NamedSharding(mesh, P("x", None))))
+
+
+@case("reduce_scatter_matmul", hidden=True, hints=[rs_block])
+def inputs_already_split_on_the_contraction(fn):
+    x, w = placed_rs_inputs(130, rows_per_device=2, k_per_device=3, cols=4)
+    result = fn(x, w)
+    return {"result": result, "layout": layout(result), **rolled_blocks(x, w)}
+
+
+@case("reduce_scatter_matmul", hidden=True, devices=(4,), hints=[rs_block])
+def ring_of_four(fn):
+    x, w = rs_inputs(131, rows_per_device=2, k_per_device=2, cols=3)
+    result = fn(x, w)
+    return {"result": result, "layout": layout(result), **rolled_blocks(x, w)}
+
+
+@case("reduce_scatter_matmul", hidden=True, hints=[rs_reduces, rs_permutes])
+def n_minus_one_permutes_on_every_device_count(fn):
+    return hlo_collectives(fn, *rs_inputs(132, rows_per_device=2))
+
+
+@case("reduce_scatter_matmul", hidden=True,
+      judge=traces("ppermute", "x", hints.HINT_RS_NO_COLLECTIVE_OP))
+def passes_partial_sums_over_x(fn):
+    return program_summary(fn, *rs_inputs(133))
+
+
+@case("reduce_scatter_matmul", hidden=True, judge=runs_on_mesh)
+def runs_on_a_mesh_of_all_devices(fn):
+    return program_summary(fn, *rs_inputs(134))

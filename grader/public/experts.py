@@ -1,0 +1,179 @@
+"""Public tests of lesson 10 (experts and overlap): ``check`` runs them in the notebook, and
+the grader runs them too. Sizes are derived from the number of devices there are."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from grader.cases import case
+from grader.hints import experts as hints
+from grader.judge import Hint, close
+from grader.probes import hlo_collectives, layout
+
+
+# --- inputs -------------------------------------------------------------------------------
+def skewed_ids(seed: int, shape: tuple[int, ...], n_experts: int) -> np.ndarray:
+    """Expert choices that favour the first experts, so that some buffers overflow."""
+    rng = np.random.default_rng(seed)
+    weights = 1.0 / np.arange(1, n_experts + 1)
+    return rng.choice(n_experts, size=shape, p=weights / weights.sum()).astype(np.int32)
+
+
+def moe_inputs(seed: int, tokens_per_device: int = 6, d: int = 4, h: int = 6) -> tuple:
+    """x (T, d), w_router (d, E), w1 (E, d, h), w2 (E, h, d) with E = 2n experts and
+    T = tokens_per_device * n tokens, float32."""
+    n = jax.device_count()
+    rng = np.random.default_rng(seed)
+    experts = 2 * n
+    arrays = (rng.normal(size=(tokens_per_device * n, d)), rng.normal(size=(d, experts)),
+              rng.normal(size=(experts, d, h)) / np.sqrt(d),
+              rng.normal(size=(experts, h, d)) / np.sqrt(h))
+    return tuple(jnp.asarray(a, jnp.float32) for a in arrays)
+
+
+def rs_inputs(seed: int, rows_per_device: int = 3, k_per_device: int = 2, cols: int = 5):
+    """x (rows_per_device * n, k_per_device * n) and w (k_per_device * n, cols), float32."""
+    n = jax.device_count()
+    rng = np.random.default_rng(seed)
+    return (jnp.asarray(rng.normal(size=(rows_per_device * n, k_per_device * n)), jnp.float32),
+            jnp.asarray(rng.normal(size=(k_per_device * n, cols)), jnp.float32))
+
+
+# --- hint material, computed in numpy (no compilation) -----------------------------------
+def dropped_per_expert(ids: np.ndarray, capacity: int) -> int:
+    counts = np.bincount(np.ravel(ids))
+    return int(np.maximum(counts - capacity, 0).sum())
+
+
+def numpy_slots(ids: np.ndarray, n_experts: int, capacity: int | None,
+                start: int = 0) -> np.ndarray:
+    """The slots of one row of choices, counted from ``start``; -1 beyond ``capacity``
+    (None: never)."""
+    seen = np.zeros(n_experts, int)
+    out = []
+    for e in np.ravel(ids):
+        slot = seen[e] + start
+        seen[e] += 1
+        out.append(slot if capacity is None or slot < capacity else -1)
+    return np.array(out).reshape(np.shape(ids))
+
+
+def slots_context(ids: np.ndarray, n_experts: int, capacity: int) -> dict:
+    """What slots starting at 1, slots counted over all groups at once, or slots with no -1
+    would give."""
+    return {
+        "_from_one": np.stack([numpy_slots(row, n_experts, capacity, start=1) for row in ids]),
+        "_one_group": numpy_slots(ids, n_experts, capacity),
+        "_no_drop": np.stack([numpy_slots(row, n_experts, None) for row in ids]),
+    }
+
+
+def numpy_moe(x, w_router, w1, w2, capacity: int, gated: bool = True) -> np.ndarray:
+    """The dense MoE layer in float64: every token through its expert, zero when dropped
+    (slots counted per device)."""
+    x, w_router, w1, w2 = (np.asarray(a, np.float64) for a in (x, w_router, w1, w2))
+    logits = x @ w_router
+    probs = np.exp(logits - logits.max(1, keepdims=True))
+    probs /= probs.sum(1, keepdims=True)
+    ids = probs.argmax(1)
+    groups = ids.reshape(jax.device_count(), -1)
+    slot = np.concatenate([numpy_slots(g, w_router.shape[1], capacity) for g in groups])
+    out = np.stack([np.maximum(x[t] @ w1[e], 0) @ w2[e] for t, e in enumerate(ids)])
+    scale = probs.max(1) if gated else np.ones(len(ids))
+    return np.where((slot >= 0)[:, None], scale[:, None] * out, 0)
+
+
+def rolled_blocks(x, w) -> dict:
+    """x @ w with its row blocks moved one device along the ring, either way."""
+    n = jax.device_count()
+    full = np.asarray(x, np.float64) @ np.asarray(w, np.float64)
+    rows = full.shape[0] // n
+    return {"_rolled_down": np.roll(full, rows, axis=0), "_rolled_up": np.roll(full, -rows, axis=0)}
+
+
+dropped_one_group = Hint(lambda got, want: close(got["result"], want["_one_group"]),
+                         hints.HINT_DROPPED_PER_GROUP)
+dropped_counts_kept = Hint(lambda got, want: close(got["result"], want["_kept"]),
+                           hints.HINT_DROPPED_NOT_KEPT)
+bytes_whole_buffer = Hint(lambda got, want: close(got["result"], want["_whole_buffer"]),
+                          hints.HINT_BYTES_OWN_PIECE)
+bytes_of_tokens = Hint(lambda got, want: close(got["result"], want["_tokens"]),
+                       hints.HINT_BYTES_CAPACITY)
+slots_from_one = Hint(lambda got, want: close(got["result"], want["_from_one"]),
+                      hints.HINT_SLOTS_FROM_ONE)
+slots_one_group = Hint(lambda got, want: close(got["result"], want["_one_group"]),
+                       hints.HINT_SLOTS_PER_GROUP)
+slots_no_drop = Hint(lambda got, want: close(got["result"], want["_no_drop"]),
+                     hints.HINT_SLOTS_DROPPED)
+moe_no_gate = Hint(lambda got, want: close(got["result"], want["_no_gate"]), hints.HINT_MOE_GATE)
+moe_order = Hint(lambda got, want: True, hints.HINT_MOE_ORDER)
+moe_collectives = Hint(lambda got, want: True, hints.HINT_MOE_TWO_ALL_TO_ALL)
+rs_block = Hint(lambda got, want: close(got["result"], want["_rolled_down"])
+                or close(got["result"], want["_rolled_up"]), hints.HINT_RS_BLOCK)
+rs_reduces = Hint(lambda got, want: got["reduce-scatter"] > 0 or got["all-reduce"] > 0,
+                  hints.HINT_RS_NO_COLLECTIVE_OP)
+rs_permutes = Hint(lambda got, want: True, hints.HINT_RS_PERMUTES)
+
+
+# --- tokens_dropped ---------------------------------------------------------------------------
+def dropped_context(ids: np.ndarray, n_groups: int, capacity: int) -> dict:
+    dropped = sum(dropped_per_expert(g, capacity) for g in ids.reshape(n_groups, -1))
+    return {"_one_group": dropped_per_expert(ids, capacity), "_kept": ids.size - dropped}
+
+
+@case("tokens_dropped", hidden=False, hints=[dropped_one_group, dropped_counts_kept])
+def four_groups_of_twelve(fn):
+    ids = skewed_ids(0, (48,), 4)
+    return {"result": int(fn(ids, 4, 3)), **dropped_context(ids, 4, 3)}
+
+
+# --- dispatch_bytes ---------------------------------------------------------------------------
+def bytes_context(tokens_per_device: int, d_model: int, n_experts: int,
+                  capacity_factor: float, itemsize: int) -> dict:
+    n = jax.device_count()
+    capacity = math.ceil(capacity_factor * tokens_per_device / n_experts)
+    return {"_whole_buffer": float(n_experts * capacity * d_model * itemsize),
+            "_tokens": float(tokens_per_device * d_model * itemsize * (n - 1) / n)}
+
+
+@case("dispatch_bytes", hidden=False, hints=[bytes_whole_buffer, bytes_of_tokens])
+def two_experts_per_device_float32(fn):
+    args = (16, 8, 2 * jax.device_count(), 1.25, 4)
+    return {"result": float(fn(*args)), **bytes_context(*args)}
+
+
+# --- dispatch_slots ---------------------------------------------------------------------------
+@case("dispatch_slots", hidden=False, hints=[slots_from_one, slots_one_group, slots_no_drop])
+def three_groups_under_jit(fn):
+    ids = skewed_ids(1, (3, 10), 4)
+    slots = jax.jit(lambda ids: fn(ids, 4, 3))(jnp.asarray(ids))
+    return {"result": slots, **slots_context(ids, 4, 3)}
+
+
+# --- moe_two_experts_per_device -----------------------------------------------------------
+@case("moe_two_experts_per_device", hidden=False, hints=[moe_no_gate, moe_order])
+def matches_the_dense_layer(fn):
+    args = moe_inputs(10)
+    return {"result": fn(*args, 2), "_no_gate": numpy_moe(*args, 2, gated=False)}
+
+
+@case("moe_two_experts_per_device", hidden=False, hints=[moe_collectives])
+def two_all_to_all_and_nothing_else(fn):
+    return hlo_collectives(lambda *args: fn(*args, 2), *moe_inputs(11))
+
+
+# --- reduce_scatter_matmul ----------------------------------------------------------------
+@case("reduce_scatter_matmul", hidden=False, hints=[rs_block])
+def matches_the_plain_matmul(fn):
+    x, w = rs_inputs(20)
+    result = fn(x, w)
+    return {"result": result, "layout": layout(result), **rolled_blocks(x, w)}
+
+
+@case("reduce_scatter_matmul", hidden=False, hints=[rs_reduces, rs_permutes])
+def ppermutes_only(fn):
+    return hlo_collectives(fn, *rs_inputs(21))

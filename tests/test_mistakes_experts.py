@@ -1,0 +1,261 @@
+"""The usual mistakes of lesson 10 (experts and overlap), each written as a student would:
+does check() fail it with the hint of that mistake, and no other hint? And does a correct
+function, written here independently of solutions/, pass with no hint?"""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+from mistakes import Mistakes, hidden_result, lesson_tests
+
+from grader import messages as msg
+from grader.hints import experts as hints
+
+mistake = Mistakes()
+
+
+# --- correct functions ----------------------------------------------------------------------
+def tokens_dropped(expert_ids, n_groups, capacity):
+    dropped = 0
+    for group in np.split(np.asarray(expert_ids), n_groups):
+        _, counts = np.unique(group, return_counts=True)
+        dropped += int(np.clip(counts - capacity, 0, None).sum())
+    return dropped
+
+
+def dispatch_bytes(tokens_per_device, d_model, n_experts, capacity_factor, itemsize):
+    n = jax.device_count()
+    per_expert = math.ceil(capacity_factor * tokens_per_device / n_experts)
+    return (n - 1) * (n_experts // n) * per_expert * d_model * itemsize
+
+
+def slots_with(count, fill_dropped=True):
+    def dispatch_slots(expert_ids, n_experts, capacity):
+        chosen = expert_ids[..., None] == jnp.arange(n_experts)  # (groups, tokens, E)
+        slot = jnp.sum(jnp.where(chosen, count(chosen), 0), axis=-1)
+        return jnp.where(slot < capacity, slot, -1) if fill_dropped else slot
+
+    return dispatch_slots
+
+
+def earlier(chosen):
+    return jnp.cumsum(chosen, axis=1) - chosen
+
+
+SPLIT = P("expert")
+
+
+def moe_with(apply_experts, gated=True, expert_weights=SPLIT):
+    def moe_two_experts_per_device(x, w_router, w1, w2, capacity):
+        n = jax.device_count()
+        mesh = jax.make_mesh((n,), ("expert",))
+        specs = (P("expert"), P(), expert_weights, expert_weights)
+        n_experts = w_router.shape[1]
+
+        def local(x, w_router, w1, w2):
+            probs = jax.nn.softmax(x @ w_router, axis=-1)
+            expert = jnp.argmax(probs, axis=-1)
+            chosen = jax.nn.one_hot(expert, n_experts, dtype=jnp.int32)
+            slot = jnp.sum((jnp.cumsum(chosen, axis=0) - 1) * chosen, axis=1)
+            buffers = jnp.zeros((n_experts, capacity, x.shape[1]), x.dtype)
+            buffers = buffers.at[expert, slot].set(x, mode="drop")
+            back = apply_experts(buffers, w1, w2, n, capacity)
+            y = back.at[expert, slot].get(mode="fill", fill_value=0)
+            return jnp.max(probs, axis=-1)[:, None] * y if gated else y
+
+        @jax.jit
+        def run(*args):
+            args = [jax.reshard(a, NamedSharding(mesh, s))
+                    for a, s in zip(args, specs, strict=True)]
+            return jax.shard_map(local, mesh=mesh, in_specs=specs,
+                                 out_specs=P("expert"))(*args)
+
+        return run(x, w_router, w1, w2)
+
+    return moe_two_experts_per_device
+
+
+def exchanged(order):
+    def apply_experts(buffers, w1, w2, n, capacity):
+        inbox = jax.lax.all_to_all(buffers, "expert", 0, 0, tiled=True)
+        d = inbox.shape[-1]
+        if order == "sender_major":
+            per = inbox.reshape(n, 2, capacity, d)
+            out = jnp.stack([jax.nn.relu(per[:, k] @ w1[k]) @ w2[k] for k in range(2)], axis=1)
+        else:  # read as (expert, sender): the wrong order
+            per = inbox.reshape(2, n, capacity, d)
+            out = jnp.stack([jax.nn.relu(per[k] @ w1[k]) @ w2[k] for k in range(2)], axis=0)
+        return jax.lax.all_to_all(out.reshape(2 * n, capacity, d), "expert", 0, 0, tiled=True)
+
+    return apply_experts
+
+
+def all_experts_here(buffers, w1, w2, n, capacity):
+    """Every expert's weights on every device: no exchange of tokens at all."""
+    return jnp.stack([jax.nn.relu(buffers[e] @ w1[e]) @ w2[e] for e in range(buffers.shape[0])])
+
+
+def rs_with(reduce, check_vma=True):
+    def reduce_scatter_matmul(x, w):
+        n = jax.device_count()
+        mesh = jax.make_mesh((n,), ("x",))
+        specs = (P(None, "x"), P("x", None))
+
+        def local(x_cols, w_rows):
+            return reduce(x_cols, w_rows, n)
+
+        @jax.jit
+        def run(x, w):
+            x = jax.reshard(x, NamedSharding(mesh, specs[0]))
+            w = jax.reshard(w, NamedSharding(mesh, specs[1]))
+            return jax.shard_map(local, mesh=mesh, in_specs=specs, out_specs=P("x", None),
+                                 check_vma=check_vma)(x, w)
+
+        return run(x, w)
+
+    return reduce_scatter_matmul
+
+
+def ring(offset, first_pass=False):
+    """The ring: at step s, device j adds the partial product of row block j - offset - s."""
+
+    def reduce(x_cols, w_rows, n):
+        me = jax.lax.axis_index("x")
+        rows = x_cols.shape[0] // n
+        right = [(i, (i + 1) % n) for i in range(n)]
+
+        def block(b):
+            return jax.lax.dynamic_slice_in_dim(x_cols, (b % n) * rows, rows) @ w_rows
+
+        if first_pass:  # a pass of zeros before the first product: one ppermute too many
+            total = jnp.zeros((rows, w_rows.shape[1]), x_cols.dtype)
+            total = jax.lax.pcast(total, "x", to="varying")
+            for step in range(n):
+                total = jax.lax.ppermute(total, "x", right) + block(me - offset - step)
+            return total
+        total = block(me - offset)
+        for step in range(1, n):
+            total = jax.lax.ppermute(total, "x", right) + block(me - offset - step)
+        return total
+
+    return reduce
+
+
+CORRECT = {
+    "tokens_dropped": tokens_dropped,
+    "dispatch_bytes": dispatch_bytes,
+    "dispatch_slots": slots_with(earlier),
+    "moe_two_experts_per_device": moe_with(exchanged("sender_major")),
+    "reduce_scatter_matmul": rs_with(ring(1)),
+}
+for _name, _fn in CORRECT.items():
+    _fn.__name__ = _fn.__qualname__ = _name
+
+
+# --- tokens_dropped ---------------------------------------------------------------------------
+@mistake("tokens_dropped", hints.HINT_DROPPED_PER_GROUP)
+def capacity_over_all_tokens(expert_ids, n_groups, capacity):
+    return int(np.maximum(np.bincount(np.asarray(expert_ids)) - capacity, 0).sum())
+
+
+@mistake("tokens_dropped", hints.HINT_DROPPED_NOT_KEPT)
+def counts_the_kept_tokens(expert_ids, n_groups, capacity):
+    groups = np.asarray(expert_ids).reshape(n_groups, -1)
+    return sum(int(np.minimum(np.bincount(g), capacity).sum()) for g in groups)
+
+
+# --- dispatch_bytes ---------------------------------------------------------------------------
+@mistake("dispatch_bytes", hints.HINT_BYTES_OWN_PIECE)
+def the_whole_buffer(tokens_per_device, d_model, n_experts, capacity_factor, itemsize):
+    return n_experts * math.ceil(capacity_factor * tokens_per_device / n_experts) * d_model \
+        * itemsize
+
+
+@mistake("dispatch_bytes", hints.HINT_BYTES_CAPACITY)
+def the_tokens_not_the_slots(tokens_per_device, d_model, n_experts, capacity_factor, itemsize):
+    n = jax.device_count()
+    return tokens_per_device * d_model * itemsize * (n - 1) / n
+
+
+# --- dispatch_slots ---------------------------------------------------------------------------
+mistake("dispatch_slots", hints.HINT_SLOTS_FROM_ONE, "inclusive_cumsum")(
+    slots_with(lambda chosen: jnp.cumsum(chosen, axis=1)))
+mistake("dispatch_slots", hints.HINT_SLOTS_PER_GROUP, "cumsum_over_all_groups")(
+    slots_with(lambda chosen: (jnp.cumsum(chosen.reshape(-1, chosen.shape[-1]), axis=0)
+                               .reshape(chosen.shape) - chosen)))
+mistake("dispatch_slots", hints.HINT_SLOTS_DROPPED, "no_minus_one")(
+    slots_with(earlier, fill_dropped=False))
+
+
+@mistake("dispatch_slots", hints.HINT_TRACED_VALUE)
+def python_loop_over_tokens(expert_ids, n_experts, capacity):
+    rows = []
+    for group in expert_ids:
+        seen = [0] * n_experts
+        row = []
+        for token in group:
+            expert = int(token)
+            row.append(seen[expert] if seen[expert] < capacity else -1)
+            seen[expert] += 1
+        rows.append(row)
+    return jnp.array(rows)
+
+
+# --- moe_two_experts_per_device -----------------------------------------------------------
+mistake("moe_two_experts_per_device", hints.HINT_MOE_GATE, "no_gate")(
+    moe_with(exchanged("sender_major"), gated=False))
+mistake("moe_two_experts_per_device", hints.HINT_MOE_ORDER, "inbox_read_expert_major")(
+    moe_with(exchanged("expert_major")))
+mistake("moe_two_experts_per_device", hints.HINT_MOE_TWO_ALL_TO_ALL, "weights_replicated")(
+    moe_with(all_experts_here, expert_weights=P()))
+
+
+# --- reduce_scatter_matmul ----------------------------------------------------------------
+mistake("reduce_scatter_matmul", hints.HINT_RS_NO_COLLECTIVE_OP, "psum_scatter")(
+    rs_with(lambda x_cols, w_rows, n: jax.lax.psum_scatter(x_cols @ w_rows, "x",
+                                                           scatter_dimension=0, tiled=True)))
+mistake("reduce_scatter_matmul", hints.HINT_RS_NO_COLLECTIVE_OP, "psum_then_slice")(
+    rs_with(lambda x_cols, w_rows, n: jax.lax.dynamic_slice_in_dim(
+        jax.lax.psum(x_cols @ w_rows, "x"),
+        jax.lax.axis_index("x") * (x_cols.shape[0] // n), x_cols.shape[0] // n),
+        check_vma=False))
+mistake("reduce_scatter_matmul", hints.HINT_RS_BLOCK, "ends_with_the_next_block")(
+    rs_with(ring(0)))
+mistake("reduce_scatter_matmul", hints.HINT_RS_PERMUTES, "a_pass_of_zeros_first")(
+    rs_with(ring(1, first_pass=True)))
+
+
+(test_a_usual_mistake_gets_its_own_hint,
+ test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
+ test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "10_experts")
+
+
+@pytest.mark.parametrize("case_id, wrong, hint", [
+    ("tokens_dropped:predicts_what_the_layer_drops", capacity_over_all_tokens,
+     hints.HINT_DROPPED_PER_GROUP),
+    ("dispatch_bytes:four_experts_per_device_float32", the_whole_buffer,
+     hints.HINT_BYTES_OWN_PIECE),
+    ("moe_two_experts_per_device:exchanges_over_the_expert_axis",
+     moe_with(all_experts_here, expert_weights=P()), hints.HINT_MOE_TWO_ALL_TO_ALL),
+    ("reduce_scatter_matmul:passes_partial_sums_over_x",
+     rs_with(lambda x_cols, w_rows, n: jax.lax.psum_scatter(x_cols @ w_rows, "x",
+                                                            scatter_dimension=0, tiled=True)),
+     hints.HINT_RS_NO_COLLECTIVE_OP),
+], ids=["drops_over_one_group", "bytes_of_the_whole_buffer", "moe_without_all_to_all",
+        "rs_with_psum_scatter"])
+def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
+    """A prediction compared with what a compiled program does, a program that traces no
+    all_to_all or no ppermute: does the grader's hidden test fail each with its hint, and
+    pass the correct function?"""
+    name = case_id.split(":")[0]
+    wrong.__name__ = name
+    result = hidden_result(case_id, wrong, CORRECT[name])
+    assert result.status == msg.FAILED and result.hint == hint, str(result)
+    right = hidden_result(case_id, CORRECT[name], CORRECT[name])
+    assert right.status == msg.PASSED and right.hint is None, str(right)
