@@ -1,6 +1,7 @@
 """Hidden tests of lesson 10 (experts and overlap): only the grader runs them. The
-predictions are compared with what a compiled program really does; the two layers are graded
-on 8 devices, 2 and 4."""
+predictions are compared with what a compiled program really does; what must work on any
+device count is graded on 8 devices and on 2 (no mistake was found that 4 catches and they
+miss)."""
 
 from __future__ import annotations
 
@@ -165,11 +166,6 @@ def two_experts_per_device_bfloat16(fn):
     return {"result": float(fn(*args)), **bytes_context(*args)}
 
 
-@case("dispatch_bytes", hidden=True, devices=(4,), judge=what_runs("_compiled", BYTES_HINTS))
-def two_experts_per_device_on_four(fn):
-    return bytes_case((9, 4, 2 * jax.device_count(), 1.25, 4))(fn)
-
-
 # --- dispatch_slots -------------------------------------------------------------------------
 @case("dispatch_slots", hidden=True, hints=[slots_from_one, slots_one_group, slots_no_drop])
 def eight_groups_of_twenty_under_jit(fn):
@@ -200,14 +196,6 @@ def random_layer_inputs_already_on_the_mesh(fn):
             "_no_gate": numpy_moe(*args, 3, gated=False)}
 
 
-@case("moe_two_experts_per_device", hidden=True, devices=(4,), hints=[moe_no_gate, moe_order])
-def random_layer_inputs_on_four_devices(fn):
-    args = moe_inputs(121, tokens_per_device=10)
-    result = fn(*args, 2)
-    return {"result": result, "layout": layout(result),
-            "_no_gate": numpy_moe(*args, 2, gated=False)}
-
-
 @case("moe_two_experts_per_device", hidden=True, hints=[moe_collectives])
 def two_all_to_all_on_every_device_count(fn):
     return hlo_collectives(lambda *args: fn(*args, 3), *moe_inputs(122, tokens_per_device=8))
@@ -230,13 +218,6 @@ def placed_rs_inputs(seed: int, **sizes) -> tuple:
 @case("reduce_scatter_matmul", hidden=True, hints=[rs_block])
 def inputs_already_split_on_the_contraction(fn):
     x, w = placed_rs_inputs(130, rows_per_device=2, k_per_device=3, cols=4)
-    result = fn(x, w)
-    return {"result": result, "layout": layout(result), **rolled_blocks(x, w)}
-
-
-@case("reduce_scatter_matmul", hidden=True, devices=(4,), hints=[rs_block])
-def ring_of_four(fn):
-    x, w = rs_inputs(131, rows_per_device=2, k_per_device=2, cols=3)
     result = fn(x, w)
     return {"result": result, "layout": layout(result), **rolled_blocks(x, w)}
 
