@@ -4,6 +4,16 @@ from __future__ import annotations
 
 import re
 
+MSG_PREDICTION = (
+    "The prediction does not match what the compiled reference programs measure: {problem}"
+)
+MSG_OUTPUT_BYTES = (
+    "One device holds {have} bytes of the outputs; the reference's holds {want}."
+)
+MSG_ZERO_TEMP = (
+    "The compiled program needs {have} bytes of temporaries per device; at most {bound} were "
+    "expected."
+)
 # --- training_state_bytes ------------------------------------------------------------------
 HINT_STATE_FLOAT32 = (
     "Some answers are off by a factor of two: every array here is float32, 4 bytes per "
