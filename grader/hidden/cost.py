@@ -31,7 +31,7 @@ from grader.public.cost import (
     reduce_scatter_not_all_reduce,
     remat_forgot_pmean,
     remat_summed,
-    stages_shifted,
+    stages_wrong,
     step_at,
     within_temp_bound,
     wrong_dtype_size,
@@ -67,16 +67,16 @@ def _on(mesh_devices: int) -> bool:
 
 # --- training_state_bytes ----------------------------------------------------------------
 @case("training_state_bytes", hidden=True,
-      judge=matches_measured([wrong_dtype_size, stages_shifted]))
+      judge=matches_measured([wrong_dtype_size, stages_wrong]))
 def matches_memory_analysis_of_compiled_updates(fn):
-    cases = [(40 * n * (stage + 1), n, stage) for n in COUNTS if _on(n) for stage in STAGES]
-    return {"result": [fn(*c) for c in cases],
-            "measured": [measured_state_bytes(*c) for c in cases]}
+    cases = [(40 * n, n, stage) for n in COUNTS if _on(n) for stage in STAGES]
+    return {"result": [float(fn(*c)) for c in cases],
+            "measured": [float(measured_state_bytes(*c)) for c in cases]}
 
 
-@case("training_state_bytes", hidden=True, hints=[wrong_dtype_size, stages_shifted])
+@case("training_state_bytes", hidden=True, hints=[wrong_dtype_size, stages_wrong])
 def a_large_model_on_many_devices(fn):
-    return {"result": [fn(7 * 10**9 // 64 * 64, n, stage) for n in (16, 64)
+    return {"result": [float(fn(7 * 10**9 // 64 * 64, n, stage)) for n in (16, 64)
                        for stage in STAGES]}
 
 

@@ -21,9 +21,10 @@ HINT_STATE_FLOAT32 = (
     "gradients, Adam's first moment m and its second moment v)."
 )
 HINT_STATE_STAGES = (
-    "The stages are shifted by one. Stage 0 splits nothing (16 bytes per parameter on every "
-    "device); stage 1 splits Adam's two moments, stage 2 the gradients as well, stage 3 the "
-    "parameters too (16 / n_devices bytes per parameter)."
+    "Count four float32 arrays of n_params numbers (parameters, gradients, m, v), each either "
+    "whole on every device or split into n_devices slices. Stage 0 splits nothing (16 bytes "
+    "per parameter); stage 1 splits both of Adam's moments, stage 2 the gradients as well, "
+    "stage 3 the parameters too (16 / n_devices bytes per parameter)."
 )
 # --- predicted_bytes_sent ------------------------------------------------------------------
 HINT_SENT_RING = (
