@@ -42,10 +42,10 @@ COUNTS = (1, 2, 4, 8)
 
 def matches_measured(hint_list: list) -> Callable[[dict, dict], Verdict]:
     """A judge: the student's predictions must match what the reference's compiled programs
-    measured (``measured``, taken where the reference solution runs), number by number."""
+    measured (``_measured``, taken where the reference solution runs), number by number."""
 
     def judge(got: dict, want: dict) -> Verdict:
-        problem = difference(got.get("result"), want["measured"])
+        problem = difference(got.get("result"), want["_measured"])
         if problem is None:
             return Verdict(True)
         hint = next((h.text for h in hint_list if _safe(h, got, want)), None)
@@ -56,7 +56,7 @@ def matches_measured(hint_list: list) -> Callable[[dict, dict], Verdict]:
 
 def _safe(hint, got, want) -> bool:
     try:
-        return bool(hint.when(got, {**want, "result": want["measured"]}))
+        return bool(hint.when(got, {**want, "result": want["_measured"]}))
     except (AttributeError, KeyError, TypeError, ValueError, IndexError):
         return False
 
@@ -71,7 +71,7 @@ def _on(mesh_devices: int) -> bool:
 def matches_memory_analysis_of_compiled_updates(fn):
     cases = [(40 * n, n, stage) for n in COUNTS if _on(n) for stage in STAGES]
     return {"result": [float(fn(*c)) for c in cases],
-            "measured": [float(measured_state_bytes(*c)) for c in cases]}
+            "_measured": [float(measured_state_bytes(*c)) for c in cases]}
 
 
 @case("training_state_bytes", hidden=True, hints=[wrong_dtype_size, stages_wrong])
@@ -86,7 +86,7 @@ def matches_the_bytes_compiled_programs_send(fn):
     cases = [(s, batch * n, 4 * n, 3 * n, n) for n in COUNTS[1:] if _on(n)
              for batch in (2, 7) for s in STRATEGIES]
     return {"result": [float(fn(*c)) for c in cases], "_cases": [list(c) for c in cases],
-            "measured": [measured_bytes_sent(*c) for c in cases]}
+            "_measured": [measured_bytes_sent(*c) for c in cases]}
 
 
 @case("predicted_bytes_sent", hidden=True, hints=SENT_HINTS)

@@ -85,8 +85,8 @@ MSG_EXTRA_ALL_REDUCE = (
 HINT_ZERO_ALL_REDUCE = (
     "An all-reduce gives every device the mean of the whole gradient, but a device only "
     "updates its own slice of the parameters: jax.lax.psum_scatter(g, 'data', "
-    "scatter_dimension=0, tiled=True) / n gives each device the sum of just its slice, with "
-    "half the bytes sent."
+    "scatter_dimension=0, tiled=True) gives each device the sum of just its slice (divide "
+    "by n for the mean), and sends half the bytes of an all-reduce."
 )
 HINT_ZERO_SUMMED = (
     "The step used the sum of the devices' gradients instead of their mean: divide what "
