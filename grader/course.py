@@ -274,6 +274,12 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
+        "cheapest_step",
+        lesson="07_cost",
+        summary="A linear layer's SGD step run as dp or tp, whichever sends fewer bytes.",
+        all_devices=True,
+    ),
+    Exercise(
         "zero2_adam_step",
         lesson="07_cost",
         summary="Adam with m, v split over 'data': gradients reduce-scattered, params gathered.",

@@ -13,7 +13,7 @@ from mistakes import Mistakes, hidden_result, lesson_tests
 
 from grader import messages as msg
 from grader.hints import cost as hints
-from grader.public.cost import adam_update, mlp_layer, mlp_loss
+from grader.public.cost import adam_update, linear_loss, mlp_layer, mlp_loss
 
 mistake = Mistakes()
 
@@ -115,11 +115,39 @@ def all_reduced_then_sliced(g, n):
     return jax.lax.dynamic_slice_in_dim(whole, jax.lax.axis_index("data") * size, size)
 
 
+def cheapest_with(choose_tp=lambda x, w: x.shape[0] < w.shape[0], vary=True):
+    def cheapest_step(w, x, y):
+        mesh = jax.make_mesh((jax.device_count(),), ("data",))
+
+        def data_parallel(w, x, y):
+            if vary:
+                w = jax.lax.pcast(w, "data", to="varying")
+            return jax.lax.pmean(jax.grad(linear_loss)(w, x, y), "data")
+
+        def tensor_parallel(w, x, y):
+            return jax.grad(lambda w: jnp.mean((jax.lax.psum(x @ w, "data") - y) ** 2))(w)
+
+        @jax.jit
+        def run(w, x, y):
+            tp = choose_tp(x, w)
+            specs = (P("data"), P(None, "data"), P()) if tp else (P(), P("data"), P("data"))
+            w, x, y = (jax.reshard(a, NamedSharding(mesh, s))
+                       for a, s in zip((w, x, y), specs, strict=True))
+            grads = jax.shard_map(tensor_parallel if tp else data_parallel, mesh=mesh,
+                                  in_specs=specs, out_specs=P("data") if tp else P())(w, x, y)
+            return w - 0.1 * grads
+
+        return run(w, x, y)
+
+    return cheapest_step
+
+
 CORRECT = {
     "training_state_bytes": state_bytes_with(),
     "predicted_bytes_sent": sent_with(),
     "remat_mlp_grads": remat_with(checkpointed_scan),
     "zero2_adam_step": zero2_with(scattered),
+    "cheapest_step": cheapest_with(),
 }
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
@@ -160,6 +188,16 @@ mistake("zero2_adam_step", hints.HINT_ZERO_MOMENTS_SPLIT, "moments_gathered")(
 mistake("zero2_adam_step", hints.HINT_ZERO_ALL_REDUCE, "all_reduce_then_slice")(
     zero2_with(all_reduced_then_sliced))
 
+# --- cheapest_step ---------------------------------------------------------------------------
+mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "always_dp")(
+    cheapest_with(choose_tp=lambda x, w: False))
+mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "always_tp")(
+    cheapest_with(choose_tp=lambda x, w: True))
+mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "choice_inverted")(
+    cheapest_with(choose_tp=lambda x, w: x.shape[0] >= w.shape[0]))
+mistake("cheapest_step", hints.HINT_CHEAPEST_SUMMED, "dp_no_pcast",
+        also=(hints.HINT_CHEAPEST_EXTRA,))(cheapest_with(vary=False))
+
 
 (test_a_usual_mistake_gets_its_own_hint,
  test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
@@ -173,11 +211,13 @@ mistake("zero2_adam_step", hints.HINT_ZERO_ALL_REDUCE, "all_reduce_then_slice")(
      sent_with(tp_moves="weights"), hints.HINT_SENT_TP),
     ("zero2_adam_step:bytes_one_device_holds", zero2_with(scattered, moments_out=P()),
      hints.HINT_ZERO_MOMENTS_SPLIT),
-], ids=["state_float64", "tp_moves_weights", "moments_gathered"])
+    ("cheapest_step:sends_the_fewest_bytes_with_a_batch_just_above_d_in",
+     cheapest_with(choose_tp=lambda x, w: True), hints.HINT_CHEAPEST_CHOICE),
+], ids=["state_float64", "tp_moves_weights", "moments_gathered", "always_tp"])
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
-    """A prediction held against the compiled reference programs, and the bytes one device
-    holds of a ZeRO step's outputs: does the hidden test fail each mistake with its hint,
-    and pass the correct function?"""
+    """A prediction held against the compiled reference programs, the bytes one device
+    holds of a ZeRO step's outputs, the bytes a step sends: does the hidden test fail each
+    mistake with its hint, and pass the correct function?"""
     name = case_id.split(":")[0]
     wrong.__name__ = name
     result = hidden_result(case_id, wrong, CORRECT[name])

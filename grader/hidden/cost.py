@@ -20,8 +20,11 @@ from grader.public.cost import (
     STAGES,
     STRATEGIES,
     adam_inputs,
+    bytes_and_layout,
     cost_memory_bytes,
     deep_mlp_inputs,
+    fewest_bytes,
+    linear_inputs,
     measured_bytes_sent,
     measured_state_bytes,
     mlp_grads_context,
@@ -31,8 +34,10 @@ from grader.public.cost import (
     reduce_scatter_not_all_reduce,
     remat_forgot_pmean,
     remat_summed,
+    sgd_context,
     stages_wrong,
     step_at,
+    step_summed,
     within_temp_bound,
     wrong_dtype_size,
 )
@@ -168,3 +173,33 @@ def output_and_temporaries(got: dict, want: dict) -> Verdict:
 def bytes_one_device_holds(fn):
     return {"memory": cost_memory_bytes(step_at(fn, 2), *placed_adam(112, 64))}
 
+
+
+# --- cheapest_step ---------------------------------------------------------------------------
+def placed_linear(seed: int, batch_per_device: int, d_in_per_device: int) -> tuple:
+    """The inputs on the mesh, laid out as neither strategy wants them: all replicated."""
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    return jax.device_put(linear_inputs(seed, batch_per_device, d_in_per_device),
+                          NamedSharding(mesh, P()))
+
+
+@case("cheapest_step", hidden=True, hints=[step_summed])
+def both_regimes_from_replicated_inputs(fn):
+    results = {}
+    for regime, sizes in (("small", (1, 2)), ("large", (3, 1))):
+        new = fn(*placed_linear(140, *sizes))
+        results[regime] = {"w": new, "layout": layout(new)}
+    w, x, y = linear_inputs(140, 3, 1)
+    return {"result": results["large"]["w"], "layouts": [results[r]["layout"]
+                                                          for r in ("small", "large")],
+            "small": results["small"]["w"], **sgd_context(w, x, y)}
+
+
+@case("cheapest_step", hidden=True, judge=fewest_bytes)
+def sends_the_fewest_bytes_with_a_tiny_batch(fn):
+    return bytes_and_layout(fn, *linear_inputs(141, 1, 5))
+
+
+@case("cheapest_step", hidden=True, judge=fewest_bytes)
+def sends_the_fewest_bytes_with_a_batch_just_above_d_in(fn):
+    return bytes_and_layout(fn, *linear_inputs(142, 3, 2))

@@ -100,6 +100,29 @@ HINT_ZERO_PARAMS_REPLICATED = (
     "The new parameters must be whole on every device: all_gather the updated slices "
     "(jax.lax.all_gather(p, 'data', tiled=True)) and return them with out_specs=P()."
 )
+# --- cheapest_step ---------------------------------------------------------------------------
+MSG_MORE_BYTES = (
+    "The compiled program sends {have} bytes per device; for {regime} the cheaper strategy "
+    "sends {best}."
+)
+HINT_CHEAPEST_CHOICE = (
+    "Choose by the sizes: dp all-reduces the weights' gradient (d_in * d_out numbers), tp "
+    "all-reduces the partial products x @ w (batch * d_out numbers). For a batch smaller "
+    "than d_in, tp (w split by rows, x by columns, y replicated) sends fewer bytes; "
+    "otherwise dp (rows split, w replicated). The shapes are known when jit traces, so an "
+    "ordinary Python if on x.shape[0] < w.shape[0] picks the program."
+)
+HINT_CHEAPEST_EXTRA = (
+    "The right strategy for these sizes, but more communication than it needs. Inside "
+    "shard_map, jax.grad with respect to a w that arrives replicated already adds the "
+    "gradients up over 'data' (an all-reduce of its own); a pmean after it is a second one. "
+    "In dp, jax.lax.pcast(w, 'data', to='varying') first, then one pmean."
+)
+HINT_CHEAPEST_SUMMED = (
+    "The new weights moved n times too far: the gradient was summed over the devices. In "
+    "dp, make w device-varying with jax.lax.pcast(w, 'data', to='varying') before jax.grad, "
+    "then pmean the gradient."
+)
 
 #: The errors JAX raises that are this lesson's, (pattern of the exception's text, hint).
 ERRORS: tuple[tuple[re.Pattern[str], str], ...] = ()

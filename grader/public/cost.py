@@ -19,7 +19,7 @@ from jax.sharding import PartitionSpec as P
 from grader.cases import case
 from grader.hints import cost as hints
 from grader.judge import Hint, Verdict, close
-from grader.lessons.hlo import collectives
+from grader.lessons.hlo import collectives, collectives_in_hlo
 from grader.probes import Program, hlo_collectives, layout, measure
 
 BYTES = 4  # float32
@@ -341,3 +341,72 @@ def moments_stay_split(fn):
 @case("zero2_adam_step", hidden=False, judge=reduce_scatter_not_all_reduce)
 def reduce_scatters_gradients_and_gathers_params(fn):
     return hlo_collectives(step_at(fn, 2), *adam_inputs(2))
+
+
+# --- cheapest_step ---------------------------------------------------------------------------
+@measure
+def cost_bytes_sent(program: Program) -> float | None:
+    """The bytes one device sends in the compiled program, all collectives together, under
+    the course's ring model (grader.lessons.hlo); None when a collective's group is unknown."""
+    sent = [c.sent for c in collectives_in_hlo(program.compiled)]
+    return None if any(s is None for s in sent) else float(sum(sent))
+
+
+def linear_inputs(seed: int, batch_per_device: int, d_in_per_device: int) -> tuple:
+    """w (d_in, d_out), x (batch, d_in), y (batch, d_out), sizes multiples of n."""
+    n = jax.device_count()
+    rng = np.random.default_rng(seed)
+    batch, d_in, d_out = batch_per_device * n, d_in_per_device * n, 3
+    arrays = (rng.normal(size=(d_in, d_out)) / np.sqrt(d_in), rng.normal(size=(batch, d_in)),
+              rng.normal(size=(batch, d_out)))
+    return tuple(jnp.asarray(a, jnp.float32) for a in arrays)
+
+
+def sgd_context(w, x, y) -> dict:
+    """The new w in float64, and what summed gradients would give."""
+    w64, x64, y64 = (np.asarray(a, np.float64) for a in (w, x, y))
+    grads = 2 * x64.T @ (x64 @ w64 - y64) / y64.size
+    return {"_summed": w64 - 0.1 * jax.device_count() * grads}
+
+
+step_summed = Hint(lambda got, want: close(got["result"], want["_summed"]),
+                   hints.HINT_CHEAPEST_SUMMED)
+
+
+def fewest_bytes(got: dict, want: dict) -> Verdict:
+    """A judge of cost_bytes_sent: the program must send no more than the reference's,
+    which runs the cheaper strategy for these sizes."""
+    have, best = got.get("sent"), want.get("sent")
+    if have is not None and float(have) <= float(best) + 1e-6:
+        return Verdict(True)
+    same_choice = close(got.get("_layout"), want.get("_layout"))
+    return Verdict(False, hints.MSG_MORE_BYTES.format(have=have, best=float(best),
+                                                      regime=want["_regime"]),
+                   hints.HINT_CHEAPEST_EXTRA if same_choice else hints.HINT_CHEAPEST_CHOICE)
+
+
+def bytes_and_layout(fn, w, x, y) -> dict:
+    """The bytes the program sends, and (for the hint) where its new w lives."""
+    return {"sent": cost_bytes_sent(fn, w, x, y), "_regime": _regime(x, w),
+            "_layout": layout(fn(w, x, y))}
+
+
+def _regime(x, w) -> str:
+    return "a batch smaller than d_in" if x.shape[0] < w.shape[0] else \
+        "a batch at least as large as d_in"
+
+
+@case("cheapest_step", hidden=False, hints=[step_summed])
+def large_batch_matches_one_device(fn):
+    w, x, y = linear_inputs(40, 4, 1)
+    return {"result": fn(w, x, y), **sgd_context(w, x, y)}
+
+
+@case("cheapest_step", hidden=False, judge=fewest_bytes)
+def small_batch_sends_the_fewest_bytes(fn):
+    return bytes_and_layout(fn, *linear_inputs(41, 1, 3))
+
+
+@case("cheapest_step", hidden=False, judge=fewest_bytes)
+def large_batch_sends_the_fewest_bytes(fn):
+    return bytes_and_layout(fn, *linear_inputs(42, 4, 2))
