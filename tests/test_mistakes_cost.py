@@ -213,7 +213,11 @@ mistake("cheapest_step", hints.HINT_CHEAPEST_SUMMED, "dp_no_pcast",
      hints.HINT_ZERO_MOMENTS_SPLIT),
     ("cheapest_step:sends_the_fewest_bytes_with_a_batch_just_above_d_in",
      cheapest_with(choose_tp=lambda x, w: True), hints.HINT_CHEAPEST_CHOICE),
-], ids=["state_float64", "tp_moves_weights", "moments_gathered", "always_tp"])
+    ("cheapest_step:both_regimes_from_replicated_inputs",
+     cheapest_with(choose_tp=lambda x, w: x.shape[0] >= w.shape[0]),
+     hints.HINT_CHEAPEST_CHOICE),
+], ids=["state_float64", "tp_moves_weights", "moments_gathered", "always_tp",
+        "choice_inverted"])
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
     """A prediction held against the compiled reference programs, the bytes one device
     holds of a ZeRO step's outputs, the bytes a step sends: does the hidden test fail each

@@ -13,7 +13,7 @@ from jax.sharding import PartitionSpec as P
 
 from grader.cases import case
 from grader.hints import cost as hints
-from grader.judge import Verdict, compiles_to, difference, traces
+from grader.judge import Hint, Verdict, close, compiles_to, difference, traces
 from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.cost import (
     SENT_HINTS,
@@ -183,7 +183,11 @@ def placed_linear(seed: int, batch_per_device: int, d_in_per_device: int) -> tup
                           NamedSharding(mesh, P()))
 
 
-@case("cheapest_step", hidden=True, hints=[step_summed])
+wrong_choice = Hint(lambda got, want: not close(got["layouts"], want["layouts"]),
+                   hints.HINT_CHEAPEST_CHOICE)
+
+
+@case("cheapest_step", hidden=True, hints=[step_summed, wrong_choice])
 def both_regimes_from_replicated_inputs(fn):
     results = {}
     for regime, sizes in (("small", (1, 2)), ("large", (3, 1))):
