@@ -256,6 +256,35 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Each process draws its rows from fold_in(key, process_index); the global batch.",
         all_devices=True,
     ),
+    # --- lesson 07_cost ---
+    Exercise(
+        "training_state_bytes",
+        lesson="07_cost",
+        summary="Bytes of params, grads and Adam's m, v one device holds under ZeRO stage 0-3.",
+    ),
+    Exercise(
+        "predicted_bytes_sent",
+        lesson="07_cost",
+        summary="Predict the bytes a device sends in a linear layer's step: dp, tp or fsdp.",
+    ),
+    Exercise(
+        "remat_mlp_grads",
+        lesson="07_cost",
+        summary="Deep-MLP gradients, data-parallel, with jax.checkpoint: half the temporaries.",
+        all_devices=True,
+    ),
+    Exercise(
+        "cheapest_step",
+        lesson="07_cost",
+        summary="A linear layer's SGD step run as dp or tp, whichever sends fewer bytes.",
+        all_devices=True,
+    ),
+    Exercise(
+        "zero2_adam_step",
+        lesson="07_cost",
+        summary="Adam with m, v split over 'data': gradients reduce-scattered, params gathered.",
+        all_devices=True,
+    ),
     # --- lesson 10_experts ---
     Exercise(
         "tokens_dropped",

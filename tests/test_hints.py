@@ -13,6 +13,7 @@ from grader import hints
 from grader.hints import (
     collectives,
     common,
+    cost,
     experts,
     jit_sharding,
     multiprocess,
@@ -21,7 +22,7 @@ from grader.hints import (
 )
 from grader.lessons import texts
 
-LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess, experts)
+LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess, cost, experts)
 
 #: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
 SAMPLES = {

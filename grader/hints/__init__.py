@@ -18,6 +18,7 @@ import re
 from grader.hints import (
     collectives,
     common,
+    cost,
     experts,
     jit_sharding,
     multiprocess,
@@ -44,6 +45,7 @@ ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
     *collectives.ERRORS,
     *training.ERRORS,
     *multiprocess.ERRORS,
+    *cost.ERRORS,
     *experts.ERRORS,
 )
 

@@ -1,0 +1,412 @@
+"""Public tests of lesson 7 (cost and memory): ``check`` runs them in the notebook, and the
+grader runs them too. Sizes are derived from the number of devices there are.
+
+Two exercises predict (bytes of training state per device, bytes sent per training step);
+their hidden tests hold the prediction against what compiled programs of the reference
+strategies, built here, really hold and send. Two compute, and are measured on the program
+the student handed in: its temporary memory per device (:func:`cost_memory_bytes`) and its
+collectives.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from grader.cases import case
+from grader.hints import cost as hints
+from grader.judge import Hint, Verdict, close
+from grader.lessons.hlo import collectives, collectives_in_hlo
+from grader.probes import Program, hlo_collectives, layout, measure
+
+BYTES = 4  # float32
+STAGES = (0, 1, 2, 3)
+STRATEGIES = ("dp", "tp", "fsdp")
+LR, B1, B2, EPS = 0.01, 0.9, 0.999, 1e-8
+
+
+def sub_mesh(n: int):
+    """An Explicit 1-D mesh ('data',) over the first ``n`` devices."""
+    return jax.make_mesh((n,), ("data",), devices=jax.devices()[:n])
+
+
+# --- measures of a program -------------------------------------------------------------------
+@measure
+def cost_memory_bytes(program: Program) -> dict[str, int]:
+    """What XLA's memory_analysis says one device needs for the compiled program: its
+    arguments, its outputs and its temporaries, in bytes."""
+    stats = program.executable.memory_analysis()
+    return {"argument": int(stats.argument_size_in_bytes),
+            "output": int(stats.output_size_in_bytes),
+            "temp": int(stats.temp_size_in_bytes)}
+
+
+# --- training_state_bytes ----------------------------------------------------------------
+def adam_update(p, g, m, v, t=3):
+    """One Adam step, elementwise (the moments m and v, t the step number from 1)."""
+    m = B1 * m + (1 - B1) * g
+    v = B2 * v + (1 - B2) * g * g
+    m_hat, v_hat = m / (1 - B1**t), v / (1 - B2**t)
+    return p - LR * m_hat / (jnp.sqrt(v_hat) + EPS), m, v
+
+
+def zero_specs(stage: int) -> tuple[P, P, P, P]:
+    """The layouts of (params, grads, m, v) under a ZeRO stage, over 'data'."""
+    split = P("data")
+    return ((split if stage >= 3 else P()), (split if stage >= 2 else P()), split if stage
+            else P(), split if stage else P())
+
+
+def measured_state_bytes(n_params: int, n: int, stage: int) -> int:
+    """argument_size_in_bytes of the compiled Adam update whose params, grads, m and v are
+    laid out as the stage says on ``n`` devices: the training state one device holds."""
+    mesh = sub_mesh(n)
+    args = [jax.ShapeDtypeStruct((n_params,), jnp.float32, sharding=NamedSharding(mesh, spec))
+            for spec in zero_specs(stage)]
+    compiled = jax.jit(adam_update).lower(*args).compile()
+    return int(compiled.memory_analysis().argument_size_in_bytes)
+
+
+def state_bytes_cases(counts: tuple[int, ...]) -> list[tuple[int, int, int]]:
+    """(n_params, n_devices, stage) for every stage and device count, n_params a multiple
+    of the device count."""
+    return [(24 * n, n, stage) for n in counts for stage in STAGES]
+
+
+wrong_dtype_size = Hint(
+    lambda got, want: all(np.isclose(float(g), 2 * float(w)) or np.isclose(float(g), w / 2)
+                          for g, w in zip(got["result"], want["result"], strict=True)),
+    hints.HINT_STATE_FLOAT32,
+)
+stages_wrong = Hint(lambda got, want: True, hints.HINT_STATE_STAGES)
+
+
+@case("training_state_bytes", hidden=False, hints=[wrong_dtype_size, stages_wrong])
+def every_stage_on_8_and_2_devices(fn):
+    return {"result": [float(fn(*args)) for args in state_bytes_cases((8, 2))]}
+
+
+# --- predicted_bytes_sent ------------------------------------------------------------------
+def linear_loss(w, x, y):
+    """The lesson's model: mean squared error of a linear layer x @ w."""
+    return jnp.mean((x @ w - y) ** 2)
+
+
+def reference_step(strategy: str, mesh, lr: float = 0.1):
+    """One SGD step of the linear layer on ``mesh`` ('data'), as the strategy lays it out,
+    with its in_specs: "dp" batch rows split, w replicated; "tp" w split by rows (d_in), x
+    by columns, y replicated, the partial products added by a psum; "fsdp" w stored split
+    by rows, gathered for the product, its gradient reduce-scattered back."""
+
+    def dp(w, x, y):
+        grads = jax.grad(linear_loss)(jax.lax.pcast(w, "data", to="varying"), x, y)
+        return w - lr * jax.lax.pmean(grads, "data")
+
+    def tp(w, x, y):
+        def loss(w):
+            return jnp.mean((jax.lax.psum(x @ w, "data") - y) ** 2)
+
+        return w - lr * jax.grad(loss)(w)
+
+    def fsdp(w, x, y):
+        def loss(w):
+            whole = jax.lax.all_gather(w, "data", axis=0, tiled=True)
+            return jax.lax.pmean(linear_loss(whole, x, y), "data")
+
+        return w - lr * jax.grad(loss)(w)
+
+    specs = {"dp": ((P(), P("data"), P("data")), P()),
+             "tp": ((P("data"), P(None, "data"), P()), P("data")),
+             "fsdp": ((P("data"), P("data"), P("data")), P("data"))}[strategy]
+    body = {"dp": dp, "tp": tp, "fsdp": fsdp}[strategy]
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=specs[0], out_specs=specs[1])), \
+        specs[0]
+
+
+def measured_bytes_sent(strategy: str, batch: int, d_in: int, d_out: int, n: int) -> float:
+    """The bytes one device sends in the compiled reference step (the course's ring model,
+    grader.lessons.hlo), all collectives together."""
+    mesh = sub_mesh(n)
+    step, specs = reference_step(strategy, mesh)
+    args = [jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, spec))
+            for shape, spec in zip(((d_in, d_out), (batch, d_in), (batch, d_out)), specs,
+                                   strict=True)]
+    return float(sum(c.sent for c in collectives(step, *args)))
+
+
+def sent_cases(counts: tuple[int, ...]) -> list[tuple[str, int, int, int, int]]:
+    """(strategy, batch, d_in, d_out, n): for each device count, a batch smaller than d_in
+    and one larger, every strategy."""
+    return [(s, batch * n, 3 * n, 2 * n + 1, n) for n in counts for batch in (1, 5)
+            for s in STRATEGIES]
+
+
+def _sent(fn, cases) -> list[float]:
+    return [float(fn(*args)) for args in cases]
+
+
+def _per_strategy(got: dict, want: dict, strategy: str, ratio: float = 1.0) -> bool:
+    pairs = [(g, w) for g, w, c in zip(got["result"], want["result"], want["_cases"],
+                                       strict=True) if c[0] == strategy]
+    return bool(pairs) and all(np.isclose(float(g), ratio * float(w)) for g, w in pairs)
+
+
+def _no_ring(got: dict, want: dict) -> bool:
+    """dp's all-reduce counted as its operand once: n / (2 (n - 1)) of the right bytes."""
+    pairs = [(float(g), float(w) * c[4] / (2 * (c[4] - 1)))
+             for g, w, c in zip(got["result"], want["result"], want["_cases"], strict=True)
+             if c[0] == "dp" and float(w) > 0]
+    return bool(pairs) and all(np.isclose(g, w) for g, w in pairs)
+
+
+sent_counts_the_whole = Hint(_no_ring, hints.HINT_SENT_RING)
+fsdp_half = Hint(lambda got, want: _per_strategy(got, want, "fsdp", 0.5)
+                 or _per_strategy(got, want, "fsdp", 1.5), hints.HINT_SENT_FSDP)
+tp_weights = Hint(lambda got, want: not _per_strategy(got, want, "tp")
+                  and _per_strategy(got, want, "dp"), hints.HINT_SENT_TP)
+SENT_HINTS = [sent_counts_the_whole, fsdp_half, tp_weights]
+
+
+@case("predicted_bytes_sent", hidden=False, hints=SENT_HINTS)
+def three_strategies_two_batches(fn):
+    cases = sent_cases((8, 2))
+    return {"result": _sent(fn, cases), "_cases": [list(c) for c in cases]}
+
+
+# --- remat_mlp_grads -------------------------------------------------------------------------
+def mlp_layer(x, w):
+    """One layer of the deep MLP as a scan body: (next activations, nothing stacked)."""
+    return jnp.tanh(x @ w), None
+
+
+def mlp_loss(ws, x):
+    """Mean square of the deep MLP's output, its layers ws (L, d, d) applied by a scan."""
+    out, _ = jax.lax.scan(mlp_layer, x, ws)
+    return jnp.mean(out**2)
+
+
+def deep_mlp_inputs(seed: int, layers: int = 8, rows_per_device: int = 16,
+                    width: int = 16) -> tuple[jax.Array, jax.Array]:
+    """ws (layers, width, width) and x (rows_per_device * n, width)."""
+    rng = np.random.default_rng(seed)
+    ws = rng.normal(size=(layers, width, width)) / np.sqrt(width)
+    x = rng.normal(size=(rows_per_device * jax.device_count(), width))
+    return jnp.asarray(ws, jnp.float32), jnp.asarray(x, jnp.float32)
+
+
+def plain_dp_grads(ws, x):
+    """The gradients data-parallel without rematerialisation: the memory to beat."""
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+
+    def local(ws, x):
+        grads = jax.grad(mlp_loss)(jax.lax.pcast(ws, "data", to="varying"), x)
+        return jax.lax.pmean(grads, "data")
+
+    ws = jax.reshard(ws, NamedSharding(mesh, P()))
+    x = jax.reshard(x, NamedSharding(mesh, P("data")))
+    return jax.shard_map(local, mesh=mesh, in_specs=(P(), P("data")), out_specs=P())(ws, x)
+
+
+def numpy_mlp_grads(ws, x, rows: int | None = None) -> np.ndarray:
+    """The gradients in float64 by hand (of the first ``rows`` rows only, if given)."""
+    ws, x = np.asarray(ws, np.float64), np.asarray(x, np.float64)[:rows]
+    outs = [x]
+    for w in ws:
+        outs.append(np.tanh(outs[-1] @ w))
+    delta = 2 * outs[-1] / outs[-1].size
+    grads = np.zeros_like(ws)
+    for i in reversed(range(len(ws))):
+        delta = delta * (1 - outs[i + 1] ** 2)
+        grads[i] = outs[i].T @ delta
+        delta = delta @ ws[i].T
+    return grads
+
+
+def mlp_grads_context(ws, x) -> dict:
+    rows = x.shape[0] // jax.device_count()
+    return {"_first_device": numpy_mlp_grads(ws, x, rows),
+            "_summed": jax.device_count() * numpy_mlp_grads(ws, x)}
+
+
+remat_forgot_pmean = Hint(lambda got, want: close(got["result"], want["_first_device"]),
+                          hints.HINT_REMAT_PMEAN)
+remat_summed = Hint(lambda got, want: close(got["result"], want["_summed"]),
+                    hints.HINT_REMAT_SUMMED)
+
+
+def within_temp_bound(got: dict, want: dict) -> Verdict:
+    """The temporaries per device of the student's program must stay within 1.25 times the
+    reference's (which keeps about half of what plain backpropagation keeps)."""
+    have, bound = int(got["memory"]["temp"]), int(1.25 * int(want["memory"]["temp"]))
+    if have <= bound:
+        return Verdict(True)
+    plain = int(want.get("_plain", {}).get("temp", 0))
+    hint = hints.HINT_REMAT_PLAIN if have >= plain else hints.HINT_REMAT_LOOP
+    return Verdict(False, hints.MSG_TEMP.format(have=have, bound=bound, plain=plain), hint)
+
+
+@case("remat_mlp_grads", hidden=False, hints=[remat_forgot_pmean, remat_summed])
+def grads_match_plain_backpropagation(fn):
+    ws, x = deep_mlp_inputs(0, layers=4, rows_per_device=4, width=8)
+    return {"result": fn(ws, x), **mlp_grads_context(ws, x)}
+
+
+@case("remat_mlp_grads", hidden=False, judge=within_temp_bound)
+def keeps_about_half_the_temporaries(fn):
+    ws, x = deep_mlp_inputs(1)
+    return {"memory": cost_memory_bytes(fn, ws, x), "_plain": cost_memory_bytes(plain_dp_grads,
+                                                                                  ws, x)}
+
+
+# --- zero2_adam_step -------------------------------------------------------------------------
+def adam_inputs(seed: int, per_device: int = 3) -> tuple:
+    """params (P,), local_grads (n, P), m (P,), v (P,) >= 0, with P = per_device * n."""
+    n = jax.device_count()
+    rng = np.random.default_rng(seed)
+    size = per_device * n
+    arrays = (rng.normal(size=size), rng.normal(size=(n, size)), 0.1 * rng.normal(size=size),
+              0.01 * rng.random(size))
+    return tuple(jnp.asarray(a, jnp.float32) for a in arrays)
+
+
+def numpy_adam(params, local_grads, m, v, t, grads=None) -> list[np.ndarray]:
+    """The step in float64, from the mean of the local gradients (or from ``grads``)."""
+    p, m, v = (np.asarray(a, np.float64) for a in (params, m, v))
+    g = np.asarray(local_grads, np.float64).mean(0) if grads is None else grads
+    m = B1 * m + (1 - B1) * g
+    v = B2 * v + (1 - B2) * g * g
+    p = p - LR * (m / (1 - B1**t)) / (np.sqrt(v / (1 - B2**t)) + EPS)
+    return [p, m, v]
+
+
+def adam_context(params, local_grads, m, v, t) -> dict:
+    return {"_summed": numpy_adam(params, local_grads, m, v, t,
+                                  grads=np.asarray(local_grads, np.float64).sum(0))}
+
+
+adam_summed = Hint(lambda got, want: close(got["result"], want["_summed"]),
+                   hints.HINT_ZERO_SUMMED)
+moments_replicated = Hint(
+    lambda got, want: got["layout"][1]["on_devices"] > 1
+    and got["layout"][1]["shard_shapes"][0] != want["layout"][1]["shard_shapes"][0],
+    hints.HINT_ZERO_MOMENTS_SPLIT)
+params_not_replicated = Hint(lambda got, want: True, hints.HINT_ZERO_PARAMS_REPLICATED)
+
+
+def step_at(fn, t: int):
+    """fn with its step number fixed: the program measured takes arrays only."""
+
+    def zero2_adam_step(params, local_grads, m, v):
+        return fn(params, local_grads, m, v, t)
+
+    return zero2_adam_step
+
+
+def reduce_scatter_not_all_reduce(got: dict, want: dict) -> Verdict:
+    """A judge of hlo_collectives: where the reference's program reduce-scatters the
+    gradients and all-gathers the parameters with no all-reduce, so must the student's."""
+    counts = {k: int(np.asarray(got.get(k, 0)).item()) for k in ("all-reduce", "all-gather",
+                                                                  "reduce-scatter")}
+    wanted = {k: int(np.asarray(want.get(k, 0)).item()) for k in counts}
+    if wanted["reduce-scatter"] and not counts["reduce-scatter"]:
+        hint = hints.HINT_ZERO_ALL_REDUCE if counts["all-reduce"] else None
+        return Verdict(False, hints.MSG_NO_REDUCE_SCATTER.format(counts=counts), hint)
+    if wanted["all-gather"] and not counts["all-gather"]:
+        return Verdict(False, hints.MSG_NO_ALL_GATHER.format(counts=counts),
+                       hints.HINT_ZERO_PARAMS_REPLICATED)
+    if counts["all-reduce"] > wanted["all-reduce"]:
+        return Verdict(False, hints.MSG_EXTRA_ALL_REDUCE.format(counts=counts),
+                       hints.HINT_ZERO_ALL_REDUCE)
+    return Verdict(True)
+
+
+@case("zero2_adam_step", hidden=False, hints=[adam_summed])
+def matches_adam_on_the_mean_gradient(fn):
+    args = adam_inputs(0)
+    return {"result": list(fn(*args, 1)), **adam_context(*args, 1)}
+
+
+@case("zero2_adam_step", hidden=False,
+      hints=[adam_summed, moments_replicated, params_not_replicated])
+def moments_stay_split(fn):
+    args = adam_inputs(1)
+    out = fn(*args, 2)
+    return {"result": list(out), "layout": [layout(a) for a in out],
+            **adam_context(*args, 2)}
+
+
+@case("zero2_adam_step", hidden=False, judge=reduce_scatter_not_all_reduce)
+def reduce_scatters_gradients_and_gathers_params(fn):
+    return hlo_collectives(step_at(fn, 2), *adam_inputs(2))
+
+
+# --- cheapest_step ---------------------------------------------------------------------------
+@measure
+def cost_bytes_sent(program: Program) -> float | None:
+    """The bytes one device sends in the compiled program, all collectives together, under
+    the course's ring model (grader.lessons.hlo); None when a collective's group is unknown."""
+    sent = [c.sent for c in collectives_in_hlo(program.compiled)]
+    return None if any(s is None for s in sent) else float(sum(sent))
+
+
+def linear_inputs(seed: int, batch_per_device: int, d_in_per_device: int) -> tuple:
+    """w (d_in, d_out), x (batch, d_in), y (batch, d_out), sizes multiples of n."""
+    n = jax.device_count()
+    rng = np.random.default_rng(seed)
+    batch, d_in, d_out = batch_per_device * n, d_in_per_device * n, 3
+    arrays = (rng.normal(size=(d_in, d_out)) / np.sqrt(d_in), rng.normal(size=(batch, d_in)),
+              rng.normal(size=(batch, d_out)))
+    return tuple(jnp.asarray(a, jnp.float32) for a in arrays)
+
+
+def sgd_context(w, x, y) -> dict:
+    """The new w in float64, and what summed gradients would give."""
+    w64, x64, y64 = (np.asarray(a, np.float64) for a in (w, x, y))
+    grads = 2 * x64.T @ (x64 @ w64 - y64) / y64.size
+    return {"_summed": w64 - 0.1 * jax.device_count() * grads}
+
+
+step_summed = Hint(lambda got, want: close(got["result"], want["_summed"]),
+                   hints.HINT_CHEAPEST_SUMMED)
+
+
+def fewest_bytes(got: dict, want: dict) -> Verdict:
+    """A judge of cost_bytes_sent: the program must send no more than the reference's,
+    which runs the cheaper strategy for these sizes."""
+    have, best = got.get("sent"), want.get("sent")
+    if have is not None and float(have) <= float(best) + 1e-6:
+        return Verdict(True)
+    same_choice = close(got.get("_layout"), want.get("_layout"))
+    return Verdict(False, hints.MSG_MORE_BYTES.format(have=have, best=float(best),
+                                                      regime=want["_regime"]),
+                   hints.HINT_CHEAPEST_EXTRA if same_choice else hints.HINT_CHEAPEST_CHOICE)
+
+
+def bytes_and_layout(fn, w, x, y) -> dict:
+    """The bytes the program sends, and (for the hint) where its new w lives."""
+    return {"sent": cost_bytes_sent(fn, w, x, y), "_regime": _regime(x, w),
+            "_layout": layout(fn(w, x, y))}
+
+
+def _regime(x, w) -> str:
+    return "a batch smaller than d_in" if x.shape[0] < w.shape[0] else \
+        "a batch at least as large as d_in"
+
+
+@case("cheapest_step", hidden=False, hints=[step_summed])
+def large_batch_matches_one_device(fn):
+    w, x, y = linear_inputs(40, 4, 1)
+    return {"result": fn(w, x, y), **sgd_context(w, x, y)}
+
+
+@case("cheapest_step", hidden=False, judge=fewest_bytes)
+def small_batch_sends_the_fewest_bytes(fn):
+    return bytes_and_layout(fn, *linear_inputs(41, 1, 3))
+
+
+@case("cheapest_step", hidden=False, judge=fewest_bytes)
+def large_batch_sends_the_fewest_bytes(fn):
+    return bytes_and_layout(fn, *linear_inputs(42, 4, 2))

@@ -1,0 +1,230 @@
+"""The usual mistakes of lesson 7 (cost and memory), each written as a student would: does
+check() fail it with the hint of that mistake, and no other hint? And does a correct
+function, written here independently of solutions/, pass with no hint?"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+from mistakes import Mistakes, hidden_result, lesson_tests
+
+from grader import messages as msg
+from grader.hints import cost as hints
+from grader.public.cost import adam_update, linear_loss, mlp_layer, mlp_loss
+
+mistake = Mistakes()
+
+
+# --- correct functions ----------------------------------------------------------------------
+def state_bytes_with(bytes_per_number=4, split_of=None):
+    split_of = split_of or {0: 0, 1: 2, 2: 3, 3: 4}
+
+    def training_state_bytes(n_params, n_devices, stage):
+        split = split_of[stage]
+        return bytes_per_number * n_params * ((4 - split) + split / n_devices)
+
+    return training_state_bytes
+
+
+def sent_with(all_reduce=lambda n: 2 * (n - 1) / n, fsdp_collectives=2, tp_moves="activations"):
+    def predicted_bytes_sent(strategy, batch, d_in, d_out, n):
+        weights, activations = 4 * d_in * d_out, 4 * batch * d_out
+        if strategy == "dp":
+            return all_reduce(n) * weights
+        if strategy == "tp":
+            return all_reduce(n) * (activations if tp_moves == "activations" else weights)
+        gather = (n - 1) * weights / n
+        return gather * fsdp_collectives
+
+    return predicted_bytes_sent
+
+
+def checkpointed_scan(ws, x):
+    out, _ = jax.lax.scan(jax.checkpoint(mlp_layer), x, ws)
+    return jnp.mean(out**2)
+
+
+def unrolled_checkpoints(ws, x):
+    for w in ws:
+        x, _ = jax.checkpoint(mlp_layer)(x, w)
+    return jnp.mean(x**2)
+
+
+def remat_with(loss, vary=True, average=True, **options):
+    def remat_mlp_grads(ws, x):
+        mesh = jax.make_mesh((jax.device_count(),), ("data",))
+
+        def local(ws, x):
+            if vary:
+                ws = jax.lax.pcast(ws, "data", to="varying")
+            grads = jax.grad(loss)(ws, x)
+            return jax.lax.pmean(grads, "data") if average else grads
+
+        @jax.jit
+        def run(ws, x):
+            ws = jax.reshard(ws, NamedSharding(mesh, P()))
+            x = jax.reshard(x, NamedSharding(mesh, P("data")))
+            return jax.shard_map(local, mesh=mesh, in_specs=(P(), P("data")), out_specs=P(),
+                                 **options)(ws, x)
+
+        return run(ws, x)
+
+    return remat_mlp_grads
+
+
+SPLIT = P("data")
+
+
+def zero2_with(mean_grad, moments_out=SPLIT, divide=True):
+    def zero2_adam_step(params, local_grads, m, v, t):
+        n = jax.device_count()
+        mesh = jax.make_mesh((n,), ("data",))
+
+        def local(p, g, m, v, t):
+            g = mean_grad(g[0], n) / (n if divide else 1)
+            p, m, v = adam_update(p, g, m, v, t)
+            if moments_out == P():
+                m, v = (jax.lax.all_gather(a, "data", tiled=True) for a in (m, v))
+            return p, m, v
+
+        @jax.jit
+        def run(params, local_grads, m, v, t):
+            split = NamedSharding(mesh, P("data"))
+            params, local_grads, m, v = (jax.reshard(a, split)
+                                         for a in (params, local_grads, m, v))
+            p, m, v = jax.shard_map(local, mesh=mesh, in_specs=(P("data"),) * 4 + (P(),),
+                                    out_specs=(P("data"), moments_out, moments_out),
+                                    check_vma=moments_out != P())(params, local_grads, m, v, t)
+            return jax.reshard(p, NamedSharding(mesh, P())), m, v
+
+        return run(params, local_grads, m, v, t)
+
+    return zero2_adam_step
+
+
+def scattered(g, n):
+    return jax.lax.psum_scatter(g, "data", scatter_dimension=0, tiled=True)
+
+
+def all_reduced_then_sliced(g, n):
+    whole = jax.lax.psum(g, "data")
+    size = g.shape[0] // n
+    return jax.lax.dynamic_slice_in_dim(whole, jax.lax.axis_index("data") * size, size)
+
+
+def cheapest_with(choose_tp=lambda x, w: x.shape[0] < w.shape[0], vary=True):
+    def cheapest_step(w, x, y):
+        mesh = jax.make_mesh((jax.device_count(),), ("data",))
+
+        def data_parallel(w, x, y):
+            if vary:
+                w = jax.lax.pcast(w, "data", to="varying")
+            return jax.lax.pmean(jax.grad(linear_loss)(w, x, y), "data")
+
+        def tensor_parallel(w, x, y):
+            return jax.grad(lambda w: jnp.mean((jax.lax.psum(x @ w, "data") - y) ** 2))(w)
+
+        @jax.jit
+        def run(w, x, y):
+            tp = choose_tp(x, w)
+            specs = (P("data"), P(None, "data"), P()) if tp else (P(), P("data"), P("data"))
+            w, x, y = (jax.reshard(a, NamedSharding(mesh, s))
+                       for a, s in zip((w, x, y), specs, strict=True))
+            grads = jax.shard_map(tensor_parallel if tp else data_parallel, mesh=mesh,
+                                  in_specs=specs, out_specs=P("data") if tp else P())(w, x, y)
+            return w - 0.1 * grads
+
+        return run(w, x, y)
+
+    return cheapest_step
+
+
+CORRECT = {
+    "training_state_bytes": state_bytes_with(),
+    "predicted_bytes_sent": sent_with(),
+    "remat_mlp_grads": remat_with(checkpointed_scan),
+    "zero2_adam_step": zero2_with(scattered),
+    "cheapest_step": cheapest_with(),
+}
+for _name, _fn in CORRECT.items():
+    _fn.__name__ = _fn.__qualname__ = _name
+
+
+# --- training_state_bytes ------------------------------------------------------------------
+mistake("training_state_bytes", hints.HINT_STATE_FLOAT32, "float64")(state_bytes_with(8))
+mistake("training_state_bytes", hints.HINT_STATE_STAGES, "one_array_per_stage")(
+    state_bytes_with(split_of={0: 0, 1: 1, 2: 2, 3: 3}))
+mistake("training_state_bytes", hints.HINT_STATE_STAGES, "no_gradients")(
+    lambda n_params, n_devices, stage: 4 * n_params * (
+        (3 - min(stage + 1, 3)) + min(stage + 1, 3) / n_devices) if stage else 12 * n_params)
+
+# --- predicted_bytes_sent ------------------------------------------------------------------
+mistake("predicted_bytes_sent", hints.HINT_SENT_RING, "operand_once")(
+    sent_with(all_reduce=lambda n: 1.0 if n > 1 else 0.0))
+mistake("predicted_bytes_sent", hints.HINT_SENT_FSDP, "fsdp_gather_only")(
+    sent_with(fsdp_collectives=1))
+mistake("predicted_bytes_sent", hints.HINT_SENT_FSDP, "fsdp_gathers_twice")(
+    sent_with(fsdp_collectives=3))
+mistake("predicted_bytes_sent", hints.HINT_SENT_TP, "tp_moves_weights")(
+    sent_with(tp_moves="weights"))
+
+# --- remat_mlp_grads -------------------------------------------------------------------------
+mistake("remat_mlp_grads", hints.HINT_REMAT_PLAIN, "no_checkpoint")(remat_with(mlp_loss))
+mistake("remat_mlp_grads", hints.HINT_REMAT_LOOP, "unrolled_loop")(
+    remat_with(unrolled_checkpoints))
+mistake("remat_mlp_grads", hints.HINT_REMAT_SUMMED, "no_pcast")(
+    remat_with(checkpointed_scan, vary=False))
+mistake("remat_mlp_grads", hints.HINT_REMAT_PMEAN, "no_pmean_unchecked")(
+    remat_with(checkpointed_scan, average=False, check_vma=False))
+
+# --- zero2_adam_step -------------------------------------------------------------------------
+mistake("zero2_adam_step", hints.HINT_ZERO_SUMMED, "sum_not_mean")(
+    zero2_with(scattered, divide=False))
+mistake("zero2_adam_step", hints.HINT_ZERO_MOMENTS_SPLIT, "moments_gathered")(
+    zero2_with(scattered, moments_out=P()))
+mistake("zero2_adam_step", hints.HINT_ZERO_ALL_REDUCE, "all_reduce_then_slice")(
+    zero2_with(all_reduced_then_sliced))
+
+# --- cheapest_step ---------------------------------------------------------------------------
+mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "always_dp")(
+    cheapest_with(choose_tp=lambda x, w: False))
+mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "always_tp")(
+    cheapest_with(choose_tp=lambda x, w: True))
+mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "choice_inverted")(
+    cheapest_with(choose_tp=lambda x, w: x.shape[0] >= w.shape[0]))
+mistake("cheapest_step", hints.HINT_CHEAPEST_SUMMED, "dp_no_pcast",
+        also=(hints.HINT_CHEAPEST_EXTRA,))(cheapest_with(vary=False))
+
+
+(test_a_usual_mistake_gets_its_own_hint,
+ test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
+ test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "07_cost")
+
+
+@pytest.mark.parametrize("case_id, wrong, hint", [
+    ("training_state_bytes:matches_memory_analysis_of_compiled_updates", state_bytes_with(8),
+     hints.HINT_STATE_FLOAT32),
+    ("predicted_bytes_sent:matches_the_bytes_compiled_programs_send",
+     sent_with(tp_moves="weights"), hints.HINT_SENT_TP),
+    ("zero2_adam_step:bytes_one_device_holds", zero2_with(scattered, moments_out=P()),
+     hints.HINT_ZERO_MOMENTS_SPLIT),
+    ("cheapest_step:sends_the_fewest_bytes_with_a_batch_just_above_d_in",
+     cheapest_with(choose_tp=lambda x, w: True), hints.HINT_CHEAPEST_CHOICE),
+    ("cheapest_step:both_regimes_from_replicated_inputs",
+     cheapest_with(choose_tp=lambda x, w: x.shape[0] >= w.shape[0]),
+     hints.HINT_CHEAPEST_CHOICE),
+], ids=["state_float64", "tp_moves_weights", "moments_gathered", "always_tp",
+        "choice_inverted"])
+def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
+    """A prediction held against the compiled reference programs, the bytes one device
+    holds of a ZeRO step's outputs, the bytes a step sends: does the hidden test fail each
+    mistake with its hint, and pass the correct function?"""
+    name = case_id.split(":")[0]
+    wrong.__name__ = name
+    result = hidden_result(case_id, wrong, CORRECT[name])
+    assert result.status == msg.FAILED and result.hint == hint, result
+    right = hidden_result(case_id, CORRECT[name], CORRECT[name])
+    assert right.status == msg.PASSED and right.hint is None, right
