@@ -78,7 +78,7 @@ def remat_with(loss, vary=True, average=True, **options):
 SPLIT = P("data")
 
 
-def zero2_with(mean_grad, moments_out=SPLIT, divide=True):
+def zero2_with(mean_grad, moments_out=SPLIT, divide=True, gather_params=True):
     def zero2_adam_step(params, local_grads, m, v, t):
         n = jax.device_count()
         mesh = jax.make_mesh((n,), ("data",))
@@ -98,7 +98,7 @@ def zero2_with(mean_grad, moments_out=SPLIT, divide=True):
             p, m, v = jax.shard_map(local, mesh=mesh, in_specs=(P("data"),) * 4 + (P(),),
                                     out_specs=(P("data"), moments_out, moments_out),
                                     check_vma=moments_out != P())(params, local_grads, m, v, t)
-            return jax.reshard(p, NamedSharding(mesh, P())), m, v
+            return (jax.reshard(p, NamedSharding(mesh, P())) if gather_params else p), m, v
 
         return run(params, local_grads, m, v, t)
 
@@ -187,6 +187,8 @@ mistake("zero2_adam_step", hints.HINT_ZERO_MOMENTS_SPLIT, "moments_gathered")(
     zero2_with(scattered, moments_out=P()))
 mistake("zero2_adam_step", hints.HINT_ZERO_ALL_REDUCE, "all_reduce_then_slice")(
     zero2_with(all_reduced_then_sliced))
+mistake("zero2_adam_step", hints.HINT_ZERO_PARAMS_REPLICATED, "params_left_split")(
+    zero2_with(scattered, gather_params=False))
 
 # --- cheapest_step ---------------------------------------------------------------------------
 mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "always_dp")(
