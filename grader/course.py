@@ -256,6 +256,35 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Each process draws its rows from fold_in(key, process_index); the global batch.",
         all_devices=True,
     ),
+    # --- lesson 08_pipeline ---
+    Exercise(
+        "bubble_fraction",
+        lesson="08_pipeline",
+        summary="Predict the idle share of a GPipe forward: n stages, m microbatches.",
+    ),
+    Exercise(
+        "gpipe_schedule",
+        lesson="08_pipeline",
+        summary="Which microbatch each stage works on at each tick of GPipe, None when idle.",
+    ),
+    Exercise(
+        "fixed_pipeline",
+        lesson="08_pipeline",
+        summary="Find and fix the two bugs of a pipeline: the shift and the ticks outputs leave.",
+        all_devices=True,
+    ),
+    Exercise(
+        "pipeline_grads",
+        lesson="08_pipeline",
+        summary="Gradients through a pipeline, the loss on the last stage; split over 'stage'.",
+        all_devices=True,
+    ),
+    Exercise(
+        "deep_pipeline",
+        lesson="08_pipeline",
+        summary="L / n layers with biases per stage, a batch cut into microbatches, replicated out.",
+        all_devices=True,
+    ),
 )
 
 BY_NAME: dict[str, Exercise] = {exercise.name: exercise for exercise in EXERCISES}
