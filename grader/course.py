@@ -282,7 +282,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         "deep_pipeline",
         lesson="08_pipeline",
-        summary="L / n layers with biases per stage, a batch cut into microbatches, replicated out.",
+        summary="L / n layers with biases per stage, the batch cut into microbatches; replicated.",
         all_devices=True,
     ),
 )
