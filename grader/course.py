@@ -258,9 +258,9 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     # --- lesson 08_pipeline ---
     Exercise(
-        "bubble_fraction",
+        "microbatches_for_bubble",
         lesson="08_pipeline",
-        summary="Predict the idle share of a GPipe forward: n stages, m microbatches.",
+        summary="The fewest microbatches whose GPipe bubble is at most a target, for n stages.",
     ),
     Exercise(
         "gpipe_schedule",

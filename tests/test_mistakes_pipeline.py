@@ -27,9 +27,12 @@ def on(mesh, spec):
 
 
 # --- the two predictions ------------------------------------------------------------------
-def bubble(stages, microbatches):
-    idle = stages * (microbatches + stages - 1) - stages * microbatches
-    return idle / (stages * (microbatches + stages - 1))
+def count_for(stages, target, bubble=lambda n, m: (n - 1) / (m + n - 1), strict=False):
+    """Microbatches for a target bubble, counted up from 1 (optionally with a mistake)."""
+    for m in range(1, 10_000):
+        if bubble(stages, m) < target or (not strict and bubble(stages, m) == target):
+            return m
+    raise AssertionError("no count found")
 
 
 def schedule(stages, microbatches, idle=None, ticks_extra=0, direction=-1):
@@ -173,7 +176,7 @@ def deep_with(first_only=False, biases=True, pcast=True, replicate=False):
 
 
 CORRECT = {
-    "bubble_fraction": bubble,
+    "microbatches_for_bubble": count_for,
     "gpipe_schedule": schedule,
     "fixed_pipeline": jitted_pipeline(),
     "pipeline_grads": grads_with(),
@@ -183,13 +186,13 @@ for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
 
 
-# --- bubble_fraction ----------------------------------------------------------------------
-mistake("bubble_fraction", hints.HINT_BUBBLE_OVER_USEFUL, "idle_over_useful")(
-    lambda stages, microbatches: (stages - 1) / microbatches)
-mistake("bubble_fraction", hints.HINT_BUBBLE_TICKS, "m_plus_n_ticks")(
-    lambda stages, microbatches: (stages - 1) / (microbatches + stages))
-mistake("bubble_fraction", hints.HINT_BUBBLE_NAIVE, "naive_bubble")(
-    lambda stages, microbatches: (stages - 1) / stages)
+# --- microbatches_for_bubble ----------------------------------------------------------------
+mistake("microbatches_for_bubble", hints.HINT_BUBBLE_OVER_USEFUL, "idle_over_useful")(
+    lambda stages, target: count_for(stages, target, lambda n, m: (n - 1) / m))
+mistake("microbatches_for_bubble", hints.HINT_BUBBLE_TICKS, "m_plus_n_ticks")(
+    lambda stages, target: count_for(stages, target, lambda n, m: (n - 1) / (m + n)))
+mistake("microbatches_for_bubble", hints.HINT_BUBBLE_AT_MOST, "strictly_below")(
+    lambda stages, target: count_for(stages, target, strict=True))
 
 # --- gpipe_schedule -----------------------------------------------------------------------
 mistake("gpipe_schedule", hints.HINT_SCHEDULE_IDLE, "minus_one_for_idle")(

@@ -14,18 +14,18 @@ from grader.hints import pipeline as hints
 from grader.judge import Hint, compiles_to, same
 from grader.probes import hlo_collectives, layout
 from grader.public.pipeline import (
-    BUBBLE_HINTS,
     DEEP_HINTS,
     FIX_HINTS,
+    MICROBATCH_HINTS,
     SCHEDULE_HINTS,
     as_table,
-    bubbles,
     deep_context,
     deep_inputs,
     fix_context,
     grads_inputs,
     m_times,
     measured_log,
+    microbatch_counts,
     microbatches,
     numpy_grads,
     pipeline_reduced_activations,
@@ -42,18 +42,26 @@ def place(x, spec: P):
     return jax.device_put(x, NamedSharding(mesh, spec))
 
 
-# --- bubble_fraction ----------------------------------------------------------------------
-@case("bubble_fraction", hidden=True, hints=BUBBLE_HINTS)
-def one_stage_has_no_bubble_and_more(fn):
-    return bubbles(fn, [(1, 5), (2, 1), (3, 7), (16, 64), (5, 2)])
+# --- microbatches_for_bubble ----------------------------------------------------------------
+@case("microbatches_for_bubble", hidden=True, hints=MICROBATCH_HINTS)
+def one_stage_needs_one_and_more(fn):
+    return microbatch_counts(fn, [(1, 0.05), (2, 0.5), (3, 0.2), (16, 0.25), (5, 0.9)])
 
 
-@case("bubble_fraction", hidden=True, judge=same("agrees"))
+def bubble_measured(m: int) -> float:
+    return float((measured_log(m) < 0).mean())
+
+
+@case("microbatches_for_bubble", hidden=True, judge=same("agrees"))
 def agrees_with_the_bubble_a_pipeline_program_runs(fn):
-    """Each prediction next to the idle share measured from the log of a GPipe program."""
-    n = jax.device_count()
-    return {"agrees": [bool(np.isclose(float(fn(n, m)), (measured_log(m) < 0).mean()))
-                       for m in (1, 3, 6)]}
+    """For each target, the bubble measured from the log of a GPipe program on all the
+    devices with the student's m (at most the target) and with m - 1 (above it)."""
+    n, agrees = jax.device_count(), []
+    for target in (0.5, 0.3, 0.125):
+        m = int(fn(n, target))
+        agrees.append(0 < m <= 64 and bubble_measured(m) <= target + 1e-9
+                      and (m == 1 or bubble_measured(m - 1) > target + 1e-9))
+    return {"agrees": agrees}
 
 
 # --- gpipe_schedule -----------------------------------------------------------------------

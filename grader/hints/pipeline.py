@@ -5,19 +5,20 @@ from __future__ import annotations
 
 import re
 
-# --- bubble_fraction ----------------------------------------------------------------------
+# --- microbatches_for_bubble ----------------------------------------------------------------
 HINT_BUBBLE_OVER_USEFUL = (
-    "This is the idle time divided by the useful time, (n - 1) / m. The bubble fraction is "
-    "the idle share of *all* (stage, tick) slots: each stage is idle n - 1 ticks out of the "
-    "m + n - 1 the schedule lasts."
+    "These counts keep (n - 1) / m under the target: idle time over useful time. The bubble "
+    "is the idle share of *all* (stage, tick) slots: each stage is idle n - 1 ticks out of "
+    "the m + n - 1 the schedule lasts, so it is (n - 1) / (m + n - 1), and fewer microbatches "
+    "are enough."
 )
 HINT_BUBBLE_TICKS = (
     "Count the ticks again: microbatch m - 1 enters stage 0 at tick m - 1 and leaves the last "
     "stage n - 1 ticks later, so the schedule lasts m + n - 1 ticks, not m + n."
 )
-HINT_BUBBLE_NAIVE = (
-    "(n - 1) / n is the bubble of the naive schedule, one microbatch. With m microbatches the "
-    "stages overlap: each is busy m ticks out of m + n - 1."
+HINT_BUBBLE_AT_MOST = (
+    "One microbatch too many where the bubble lands exactly on the target: the bubble must be "
+    "*at most* the target (<=), so an m whose bubble equals it is enough."
 )
 
 # --- gpipe_schedule -----------------------------------------------------------------------

@@ -66,14 +66,23 @@ def measured_log(m: int) -> np.ndarray:
     return np.asarray(run(stack(0, n), microbatches(1, m)))
 
 
-# --- bubble_fraction ----------------------------------------------------------------------
-def bubbles(fn, pairs: list[tuple[int, int]]) -> dict:
-    """The student's bubble for each (stages, microbatches), and what usual mistakes give."""
+# --- microbatches_for_bubble ----------------------------------------------------------------
+def fewest(bubble, target: float, strict: bool = False) -> int:
+    """The smallest m >= 1 with bubble(m) <= target (< target if ``strict``)."""
+    m = 1
+    while bubble(m) > target or (strict and bubble(m) == target):
+        m += 1
+    return m
+
+
+def microbatch_counts(fn, pairs: list[tuple[int, float]]) -> dict:
+    """The student's m for each (stages, target), and what usual mistakes give."""
     return {
-        "result": np.array([float(fn(n, m)) for n, m in pairs]),
-        "_over_useful": np.array([(n - 1) / m for n, m in pairs]),
-        "_ticks": np.array([(n - 1) / (m + n) for n, m in pairs]),
-        "_naive": np.array([(n - 1) / n for n, m in pairs]),
+        "result": np.array([int(fn(n, target)) for n, target in pairs]),
+        "_over_useful": np.array([fewest(lambda m, n=n: (n - 1) / m, t) for n, t in pairs]),
+        "_strict": np.array([fewest(lambda m, n=n: (n - 1) / (m + n - 1), t, strict=True)
+                             for n, t in pairs]),
+        "_ticks": np.array([fewest(lambda m, n=n: (n - 1) / (m + n), t) for n, t in pairs]),
     }
 
 
@@ -81,14 +90,14 @@ def _matches(key: str):
     return lambda got, want: close(got["result"], want[key])
 
 
-BUBBLE_HINTS = [Hint(_matches("_over_useful"), hints.HINT_BUBBLE_OVER_USEFUL),
-                Hint(_matches("_ticks"), hints.HINT_BUBBLE_TICKS),
-                Hint(_matches("_naive"), hints.HINT_BUBBLE_NAIVE)]
+MICROBATCH_HINTS = [Hint(_matches("_over_useful"), hints.HINT_BUBBLE_OVER_USEFUL),
+                    Hint(_matches("_strict"), hints.HINT_BUBBLE_AT_MOST),
+                    Hint(_matches("_ticks"), hints.HINT_BUBBLE_TICKS)]
 
 
-@case("bubble_fraction", hidden=False, hints=BUBBLE_HINTS)
+@case("microbatches_for_bubble", hidden=False, hints=MICROBATCH_HINTS)
 def four_stages_and_eight(fn):
-    return bubbles(fn, [(4, 1), (4, 4), (8, 8), (8, 32)])
+    return microbatch_counts(fn, [(4, 0.5), (4, 0.25), (8, 0.1), (8, 0.3)])
 
 
 # --- gpipe_schedule -----------------------------------------------------------------------
