@@ -101,18 +101,22 @@ def four_stages_and_eight(fn):
 
 
 # --- gpipe_schedule -----------------------------------------------------------------------
-IDLE, NOT_NONE = -1, -9
+def as_table(schedule) -> list[list[int | None]]:
+    """A schedule as plain lists of ints and None (a NumPy or JAX integer read as an int)."""
+    return [[None if v is None else int(v) for v in row] for row in schedule]
 
 
-def as_table(schedule) -> np.ndarray:
-    """A schedule as an integer array, None as -1 and any negative number as -9 (so that -1
-    given for idle is told apart)."""
-    return np.array([[IDLE if v is None else (int(v) if int(v) >= 0 else NOT_NONE)
-                      for v in row] for row in schedule], dtype=np.int64)
+def log_table(log: np.ndarray) -> list[list[int | None]]:
+    """A pipeline's log (-1 for idle) as a schedule."""
+    return [[None if v < 0 else int(v) for v in row] for row in log]
 
 
 def schedules(fn, pairs: list[tuple[int, int]]) -> dict:
     return {f"schedule_{n}_{m}": as_table(fn(n, m)) for n, m in pairs}
+
+
+def _shape(table) -> tuple[int, ...]:
+    return (len(table), *{len(row) for row in table})
 
 
 def _schedule_hint(test, text: str) -> Hint:
@@ -123,13 +127,14 @@ def _schedule_hint(test, text: str) -> Hint:
 
 
 SCHEDULE_HINTS = [
-    _schedule_hint(lambda g, w: (NOT_NONE in g) and close(np.where(g == NOT_NONE, IDLE, g), w),
-                   hints.HINT_SCHEDULE_IDLE),
-    _schedule_hint(lambda g, w: g.shape == w.T.shape and g.shape != w.shape,
+    _schedule_hint(lambda g, w: any(v is not None and v < 0 for row in g for v in row)
+                   and close([[None if v is not None and v < 0 else v for v in row]
+                              for row in g], w), hints.HINT_SCHEDULE_IDLE),
+    _schedule_hint(lambda g, w: _shape(g) == _shape(w)[::-1] and _shape(g) != _shape(w),
                    hints.HINT_SCHEDULE_TRANSPOSED),
-    _schedule_hint(lambda g, w: g.ndim == 2 and g.shape[1] == w.shape[1]
-                   and g.shape[0] != w.shape[0], hints.HINT_SCHEDULE_TICKS),
-    _schedule_hint(lambda g, w: g.shape == w.shape, hints.HINT_SCHEDULE_DIRECTION),
+    _schedule_hint(lambda g, w: _shape(g)[1:] == _shape(w)[1:] and len(g) != len(w),
+                   hints.HINT_SCHEDULE_TICKS),
+    _schedule_hint(lambda g, w: _shape(g) == _shape(w), hints.HINT_SCHEDULE_DIRECTION),
 ]
 
 
