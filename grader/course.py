@@ -285,6 +285,35 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Adam with m, v split over 'data': gradients reduce-scattered, params gathered.",
         all_devices=True,
     ),
+    # --- lesson 08_pipeline ---
+    Exercise(
+        "microbatches_for_bubble",
+        lesson="08_pipeline",
+        summary="The fewest microbatches whose GPipe bubble is at most a target, for n stages.",
+    ),
+    Exercise(
+        "gpipe_schedule",
+        lesson="08_pipeline",
+        summary="Which microbatch each stage works on at each tick of GPipe, None when idle.",
+    ),
+    Exercise(
+        "fixed_pipeline",
+        lesson="08_pipeline",
+        summary="Find and fix the two bugs of a pipeline: the shift and the ticks outputs leave.",
+        all_devices=True,
+    ),
+    Exercise(
+        "pipeline_grads",
+        lesson="08_pipeline",
+        summary="Gradients through a pipeline, the loss on the last stage; split over 'stage'.",
+        all_devices=True,
+    ),
+    Exercise(
+        "deep_pipeline",
+        lesson="08_pipeline",
+        summary="L / n layers with biases per stage, the batch cut into microbatches; replicated.",
+        all_devices=True,
+    ),
     # --- lesson 10_experts ---
     Exercise(
         "tokens_dropped",

@@ -17,12 +17,14 @@ from grader.hints import (
     experts,
     jit_sharding,
     multiprocess,
+    pipeline,
     prng,
     training,
 )
 from grader.lessons import texts
 
-LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess, cost, experts)
+LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess,
+           cost, pipeline, experts)
 
 #: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
 SAMPLES = {
@@ -94,6 +96,11 @@ SAMPLES = {
         "with shape int32[]"),
     "HINT_PROCESSES_DIVERGED": texts.MSG_CLUSTER_TIMEOUT.format(
         which="process 1", count=2, seconds=60),
+    "HINT_CARRY_VARYING": (
+        "scan body function carry input and carry output must have equal types, but they "
+        "differ:\n\nThe input carry component loop_carry[1] has type float32[2,4] but the "
+        "corresponding output carry component has type float32[2,4]{V:stage}, so the manual "
+        "axis types do not match."),
 }
 
 

@@ -22,6 +22,7 @@ from grader.hints import (
     experts,
     jit_sharding,
     multiprocess,
+    pipeline,
     prng,
     sharding,
     training,
@@ -46,6 +47,7 @@ ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
     *training.ERRORS,
     *multiprocess.ERRORS,
     *cost.ERRORS,
+    *pipeline.ERRORS,
     *experts.ERRORS,
 )
 
