@@ -256,6 +256,31 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Each process draws its rows from fold_in(key, process_index); the global batch.",
         all_devices=True,
     ),
+    # --- lesson 09_sequence ---
+    Exercise(
+        "ring_bytes_per_device",
+        lesson="09_sequence",
+        summary="Predict the bytes each device sends for K and V in ring attention, as compiled.",
+        all_devices=True,
+    ),
+    Exercise(
+        "sequence_softmax",
+        lesson="09_sequence",
+        summary="Softmax along a sequence split over 'seq': pmax and psum, the output split.",
+        all_devices=True,
+    ),
+    Exercise(
+        "causal_gathered_attention",
+        lesson="09_sequence",
+        summary="Causal attention: K and V all-gathered, queries split, positions from axis_index.",
+        all_devices=True,
+    ),
+    Exercise(
+        "causal_ring_attention",
+        lesson="09_sequence",
+        summary="Causal ring attention: K/V blocks passed on with ppermute, never all-gathered.",
+        all_devices=True,
+    ),
 )
 
 BY_NAME: dict[str, Exercise] = {exercise.name: exercise for exercise in EXERCISES}

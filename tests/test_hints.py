@@ -10,10 +10,10 @@ from __future__ import annotations
 import pytest
 
 from grader import hints
-from grader.hints import collectives, common, jit_sharding, multiprocess, prng, training
+from grader.hints import collectives, common, jit_sharding, multiprocess, prng, sequence, training
 from grader.lessons import texts
 
-LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess)
+LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess, sequence)
 
 #: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
 SAMPLES = {

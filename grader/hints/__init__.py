@@ -15,7 +15,16 @@ from __future__ import annotations
 
 import re
 
-from grader.hints import collectives, common, jit_sharding, multiprocess, prng, sharding, training
+from grader.hints import (
+    collectives,
+    common,
+    jit_sharding,
+    multiprocess,
+    prng,
+    sequence,
+    sharding,
+    training,
+)
 
 # Errors JAX raises for the usual mistakes, matched on the exception's text: the first
 # pattern that matches gives the hint, so a pattern must come before a more general one that
@@ -35,6 +44,7 @@ ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
     *collectives.ERRORS,
     *training.ERRORS,
     *multiprocess.ERRORS,
+    *sequence.ERRORS,
 )
 
 
