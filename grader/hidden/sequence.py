@@ -52,8 +52,8 @@ def matches_the_compiled_ring_in_float32(fn):
 
 @case("ring_bytes_per_device", hidden=True, judge=predicts_the_counted_bytes,
       devices=(8, 4, 2))
-def matches_the_compiled_ring_in_bfloat16(fn):
-    return counted_case(fn, 2, 16, jnp.bfloat16)
+def matches_the_compiled_ring_of_wider_heads(fn):
+    return counted_case(fn, 2, 16, jnp.float32)
 
 
 # --- sequence_softmax -------------------------------------------------------------------------
@@ -70,7 +70,7 @@ def scores_already_split_over_seq(fn):
 
 
 @case("sequence_softmax", hidden=True,
-      judge=communicates("all-reduce", hints.HINT_SOFTMAX_LOCAL_SUM, "all-gather",
+      judge=communicates("all-reduce", hints.HINT_SOFTMAX_NO_ALL_REDUCE, "all-gather",
                          hints.HINT_SOFTMAX_GATHERED))
 def all_reduces_on_every_device_count(fn):
     return hlo_collectives(fn, scores_input(102, 3, 2))

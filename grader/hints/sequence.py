@@ -40,6 +40,11 @@ HINT_SOFTMAX_GATHERED = (
     "device only needs two numbers per row from the others, the maximum (pmax) and the sum of "
     "exponentials (psum); its own block of scores can stay where it is, split over 'seq'."
 )
+HINT_SOFTMAX_NO_ALL_REDUCE = (
+    "The compiled program has no all-reduce: the softmax was computed on whole rows, not on "
+    "the blocks of a split sequence. Keep the scores split, P(None, 'seq'), inside "
+    "jax.shard_map, and combine the devices' maxima and sums with jax.lax.pmax and psum."
+)
 HINT_SOFTMAX_PMAX = (
     "No pmax over 'seq' is traced: the maximum subtracted before the exponential must be the "
     "maximum of the whole row, jax.lax.pmax(x.max(axis=-1, keepdims=True), 'seq')."

@@ -251,7 +251,7 @@ def softmax_of_each_row_output_split(fn):
 
 
 @case("sequence_softmax", hidden=False,
-      judge=communicates("all-reduce", hints.HINT_SOFTMAX_LOCAL_SUM, "all-gather",
+      judge=communicates("all-reduce", hints.HINT_SOFTMAX_NO_ALL_REDUCE, "all-gather",
                          hints.HINT_SOFTMAX_GATHERED))
 def all_reduces_and_gathers_nothing(fn):
     return hlo_collectives(fn, scores_input(1, 2, 3))
