@@ -276,6 +276,12 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
+        "multihead_ring_attention",
+        lesson="09_sequence",
+        summary="Ring attention of every head at once: (L, heads, d) split by position over 'seq'.",
+        all_devices=True,
+    ),
+    Exercise(
         "causal_ring_attention",
         lesson="09_sequence",
         summary="Causal ring attention: K/V blocks passed on with ppermute, never all-gathered.",

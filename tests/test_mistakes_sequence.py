@@ -172,10 +172,56 @@ def gathers_instead_of_passing_on(q, k, v):
     return gathered_with(global_start)(q, k, v)
 
 
+# --- multihead_ring_attention -----------------------------------------------------------------
+def one_head_ring(q, k, v, rescaled=True):
+    """Ring attention of one head (q, k: (block, d), v: (block, dv)), no mask."""
+    n = jax.lax.axis_size("seq")
+    best, norm, acc = -jnp.inf, 0.0, 0.0
+    for step in range(n):
+        scores = q @ k.T / jnp.sqrt(q.shape[-1])
+        new_best = jnp.maximum(best, jnp.max(scores, axis=1, keepdims=True))
+        p = jnp.exp(scores - new_best)
+        fix = jnp.exp(best - new_best) if rescaled else 1.0
+        norm, acc, best = norm * fix + p.sum(1, keepdims=True), acc * fix + p @ v, new_best
+        if step < n - 1:
+            k, v = jax.lax.ppermute((k, v), "seq", [(i, (i + 1) % n) for i in range(n)])
+    return acc / norm
+
+
+def multihead_with(local):
+    def multihead_ring_attention(q, k, v):
+        return on_seq(local)(q, k, v)
+
+    return multihead_ring_attention
+
+
+def heads_merged(q, k, v):
+    rows = q.shape[0]
+    merged = one_head_ring(q.reshape(rows, -1), k.reshape(rows, -1), v.reshape(rows, -1))
+    return merged.reshape(v.shape)
+
+
+def every_head_gathered(q, k, v):
+    k, v = (jax.lax.all_gather(a, "seq", tiled=True) for a in (k, v))
+    scores = jnp.einsum("qhd,khd->hqk", q, k) / jnp.sqrt(q.shape[-1])
+    return jnp.einsum("hqk,khe->qhe", jax.nn.softmax(scores, axis=-1), v)
+
+
+by_head = jax.vmap(one_head_ring, in_axes=1, out_axes=1)
+mistake("multihead_ring_attention", hints.HINT_HEADS_MERGED, "heads_merged")(
+    multihead_with(heads_merged))
+mistake("multihead_ring_attention", hints.HINT_NO_RESCALE, "never_rescaled")(
+    multihead_with(jax.vmap(lambda q, k, v: one_head_ring(q, k, v, rescaled=False),
+                            in_axes=1, out_axes=1)))
+mistake("multihead_ring_attention", hints.HINT_RING_GATHERED, "gathers_keys_and_values")(
+    multihead_with(every_head_gathered))
+
+
 CORRECT = {
     "ring_bytes_per_device": bytes_with(),
     "sequence_softmax": softmax_with(split_softmax),
     "causal_gathered_attention": gathered_with(global_start),
+    "multihead_ring_attention": multihead_with(by_head),
     "causal_ring_attention": ring_with(),
 }
 for _name, _fn in CORRECT.items():

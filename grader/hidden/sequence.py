@@ -21,11 +21,15 @@ from grader.public.sequence import (
     counted_case,
     gathered_queries,
     gathered_shapes,
+    heads_merged,
     local_max,
     local_positions,
     local_queries,
     local_sum,
+    multihead_case,
+    multihead_inputs,
     no_mask,
+    no_rescale,
     predictions,
     predicts_the_counted_bytes,
     scores_input,
@@ -101,6 +105,25 @@ def compiles_to_an_all_gather(fn):
 @case("causal_gathered_attention", hidden=True, hints=[gathered_queries])
 def gathers_only_keys_and_values_on_every_device_count(fn):
     return {"gathered": gathered_shapes(fn, *attention_inputs(113, 2, 3, 5))}
+
+
+# --- multihead_ring_attention -----------------------------------------------------------------
+@case("multihead_ring_attention", hidden=True, hints=[heads_merged, no_rescale])
+def heads_on_inputs_already_split(fn):
+    return multihead_case(fn, *multihead_inputs(130, 3, 2, 5, 3), placed=True)
+
+
+@case("multihead_ring_attention", hidden=True, hints=[heads_merged, no_rescale])
+def one_head_and_large_scores(fn):
+    q, k, v = multihead_inputs(131, 2, 1, 4, 2)
+    return multihead_case(fn, 8 * q, k, v)
+
+
+@case("multihead_ring_attention", hidden=True,
+      judge=communicates("collective-permute", hints.HINT_RING_NO_PERMUTE, "all-gather",
+                         hints.HINT_RING_GATHERED))
+def passes_heads_on_every_device_count(fn):
+    return hlo_collectives(fn, *multihead_inputs(132, 1, 4, 2, 2))
 
 
 # --- causal_ring_attention --------------------------------------------------------------------

@@ -85,6 +85,19 @@ HINT_RING_NO_PERMUTE = (
     "jax.lax.ppermute inside the shard_map, n - 1 times."
 )
 
+# --- multihead_ring_attention -----------------------------------------------------------------
+HINT_HEADS_MERGED = (
+    "The result is one attention over all heads' features together: the heads were merged "
+    "(reshaped to (L, heads * d)) before the scores. Each head has its own scores, "
+    "q[:, h] @ k[:, h].T, and its own softmax: keep the heads axis as a batch axis, for "
+    "example jnp.einsum('qhd,khd->hqk', q, k)."
+)
+HINT_NO_RESCALE = (
+    "The output and the running sum were not rescaled when the running maximum grew: what was "
+    "summed under the old maximum m must be multiplied by exp(m - m_new) before the new "
+    "block's terms are added, for the sum and for the output alike."
+)
+
 # --- messages of this lesson's own judges -----------------------------------------------------
 MSG_NOT_COUNTED = (
     "your prediction, {got} bytes, is not what each device sends in the compiled ring "
