@@ -314,6 +314,37 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="L / n layers with biases per stage, the batch cut into microbatches; replicated.",
         all_devices=True,
     ),
+    # --- lesson 09_sequence ---
+    Exercise(
+        "ring_bytes_per_device",
+        lesson="09_sequence",
+        summary="Predict the bytes each device sends for K and V in ring attention, as compiled.",
+        all_devices=True,
+    ),
+    Exercise(
+        "sequence_softmax",
+        lesson="09_sequence",
+        summary="Softmax along a sequence split over 'seq': pmax and psum, the output split.",
+        all_devices=True,
+    ),
+    Exercise(
+        "causal_gathered_attention",
+        lesson="09_sequence",
+        summary="Causal attention: K and V all-gathered, queries split, positions from axis_index.",
+        all_devices=True,
+    ),
+    Exercise(
+        "multihead_ring_attention",
+        lesson="09_sequence",
+        summary="Ring attention of every head at once: (L, heads, d) split by position over 'seq'.",
+        all_devices=True,
+    ),
+    Exercise(
+        "causal_ring_attention",
+        lesson="09_sequence",
+        summary="Causal ring attention: K/V blocks passed on with ppermute, never all-gathered.",
+        all_devices=True,
+    ),
     # --- lesson 10_experts ---
     Exercise(
         "tokens_dropped",

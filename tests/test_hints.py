@@ -19,12 +19,13 @@ from grader.hints import (
     multiprocess,
     pipeline,
     prng,
+    sequence,
     training,
 )
 from grader.lessons import texts
 
 LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess,
-           cost, pipeline, experts)
+           cost, pipeline, sequence, experts)
 
 #: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
 SAMPLES = {

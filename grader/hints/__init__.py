@@ -24,6 +24,7 @@ from grader.hints import (
     multiprocess,
     pipeline,
     prng,
+    sequence,
     sharding,
     training,
 )
@@ -48,6 +49,7 @@ ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
     *multiprocess.ERRORS,
     *cost.ERRORS,
     *pipeline.ERRORS,
+    *sequence.ERRORS,
     *experts.ERRORS,
 )
 

@@ -142,11 +142,15 @@ def _origins(fn: Callable, name: str, mesh: Any, held_before: list[list[np.ndarr
     stacked = [np.stack([held_before[r][k] for r in range(rows)]).astype(np.float32)
                for k in range(len(held_before[0]))]
     every_axis = PartitionSpec(tuple(mesh.axis_names))
+    # The stacked blocks arrive unplaced: on an Explicit mesh (jax.make_mesh's default) a
+    # shard_map refuses them, so the probe runs on the same devices with Auto axes.
+    auto = jax.sharding.Mesh(mesh.devices, mesh.axis_names,
+                             axis_types=(jax.sharding.AxisType.Auto,) * len(mesh.axis_names))
 
     def body(*blocks):
         return fn(*[b[0] for b in blocks])[None]
 
-    probe = jax.shard_map(body, mesh=mesh, in_specs=(every_axis,) * len(stacked),
+    probe = jax.shard_map(body, mesh=auto, in_specs=(every_axis,) * len(stacked),
                           out_specs=every_axis, check_vma=False)
     cuts = np.cumsum([s.size for s in stacked])[:-1]
 

@@ -62,6 +62,17 @@ def test_draw_shard_map_names_cells_and_arrows_by_device_id():
     assert by_gid(fig)["arrow-4-5"][0].arrow_patch.get_edgecolor() == to_rgba(device_colour(4))
 
 
+def test_draw_shard_map_finds_the_moves_on_an_explicit_mesh():
+    """On a mesh made by jax.make_mesh with its default Explicit axes, are the moves of a ring
+    shift found and drawn (not left out with 'could not differentiate')?"""
+    mesh = jax.make_mesh((N,), ("i",), devices=jax.devices()[:N])
+    assert mesh.axis_types == (AxisType.Explicit,)
+    fig = draw_shard_map(shift_right, (N,), mesh, P("i"), P("i"))
+    assert sorted(arrows(fig)) == sorted(f"arrow-{i}-{(i + 1) % N}" for i in range(N))
+    assert by_gid(fig)["after-1-0"][0].get_facecolor() == to_rgba(device_colour(0))
+    assert "not drawn" not in fig.axes[0].get_title()
+
+
 def test_a_psum_is_drawn_as_a_sum_even_when_its_results_equal_inputs_elsewhere():
     """On 2 devices, psum of arange(8) gives [4, 6, 8, 10]: 4 and 6 are also device 1's inputs.
     Is it drawn as a sum (through +, banded with both devices), with no arrow from 1 to 0?"""
