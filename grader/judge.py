@@ -82,6 +82,12 @@ def close(got: Any, want: Any) -> bool:
     return difference(got, want) is None
 
 
+def result_close_to(key: str, text: str) -> Hint:
+    """The hint ``text`` for a result equal to ``want[key]``: what a likely mistake gives,
+    computed by the probe next to the reference's result (a forgotten psum's value...)."""
+    return Hint(lambda got, want: close(got["result"], want[key]), text)
+
+
 def _kind_of(value: Any) -> str:
     return "an array" if isinstance(value, np.ndarray) else f"a {type(value).__name__}"
 

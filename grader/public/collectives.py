@@ -13,24 +13,19 @@ from jax.sharding import PartitionSpec as P
 
 from grader.cases import case
 from grader.hints import collectives as hints
-from grader.judge import PASS, Hint, Verdict, close, compiles_to, same, traces
+from grader.judge import PASS, Hint, Verdict, close, compiles_to, result_close_to, same, traces
 from grader.probes import Program, hlo_collectives, instructions, layout, measure, program_summary
 
-forgot_psum = Hint(lambda got, want: close(got["result"], want["_first_shard"]),
-                   hints.HINT_FORGOT_PSUM)
+forgot_psum = result_close_to("_first_shard", hints.HINT_FORGOT_PSUM)
 not_per_device = Hint(lambda got, want: got["result"].ndim < want["result"].ndim,
                       hints.HINT_NOT_PER_DEVICE)
 not_doubled = Hint(lambda got, want: close(got["result"], want["result"] / 2),
                    hints.HINT_FORGOT_DOUBLING)
-rows_not_summed = Hint(lambda got, want: close(got["result"], want["_doubled_rows"]),
-                       hints.HINT_PMAP_FORGOT_PSUM)
-no_wrap = Hint(lambda got, want: close(got["result"], want["_no_wrap"]), hints.HINT_RING_NO_WRAP)
-wrong_direction = Hint(lambda got, want: close(got["result"], want["_backwards"]),
-                       hints.HINT_WRONG_DIRECTION)
-forgot_pmean = Hint(lambda got, want: close(got["result"], want["_one_device"]),
-                    hints.HINT_FORGOT_PMEAN)
-psum_not_pmean = Hint(lambda got, want: close(got["result"], want["_summed"]),
-                      hints.HINT_PSUM_NOT_PMEAN)
+rows_not_summed = result_close_to("_doubled_rows", hints.HINT_PMAP_FORGOT_PSUM)
+no_wrap = result_close_to("_no_wrap", hints.HINT_RING_NO_WRAP)
+wrong_direction = result_close_to("_backwards", hints.HINT_WRONG_DIRECTION)
+forgot_pmean = result_close_to("_one_device", hints.HINT_FORGOT_PMEAN)
+psum_not_pmean = result_close_to("_summed", hints.HINT_PSUM_NOT_PMEAN)
 
 
 def _stacked(got: dict, want: dict) -> bool:
@@ -296,9 +291,8 @@ def grid_mesh(rows_major: bool = True, explicit: bool = True) -> Mesh:
 
 
 # --- global_max_normalize -------------------------------------------------------------------
-local_max = Hint(lambda got, want: close(got["result"], want["_local_max"]),
-                 hints.HINT_NORMALIZE_LOCAL_MAX)
-no_abs = Hint(lambda got, want: close(got["result"], want["_no_abs"]), hints.HINT_NORMALIZE_ABS)
+local_max = result_close_to("_local_max", hints.HINT_NORMALIZE_LOCAL_MAX)
+no_abs = result_close_to("_no_abs", hints.HINT_NORMALIZE_ABS)
 
 
 def normalize_context(x: np.ndarray) -> dict:
@@ -367,9 +361,8 @@ def compiles_to_collective_permutes_only(fn):
 
 
 # --- sharded_cumsum -------------------------------------------------------------------------
-restarts = Hint(lambda got, want: close(got["result"], want["_restarts"]), hints.HINT_CUMSUM_OFFSET)
-own_total = Hint(lambda got, want: close(got["result"], want["_own_total"]),
-                 hints.HINT_CUMSUM_OWN_TOTAL)
+restarts = result_close_to("_restarts", hints.HINT_CUMSUM_OFFSET)
+own_total = result_close_to("_own_total", hints.HINT_CUMSUM_OWN_TOTAL)
 
 
 def cumsum_context(x: np.ndarray) -> dict:

@@ -18,7 +18,7 @@ from jax.sharding import PartitionSpec as P
 
 from grader.cases import case
 from grader.hints import cost as hints
-from grader.judge import Hint, Verdict, close
+from grader.judge import Hint, Verdict, close, result_close_to
 from grader.lessons.hlo import collectives, collectives_in_hlo
 from grader.probes import Program, hlo_collectives, layout, measure
 
@@ -231,10 +231,8 @@ def mlp_grads_context(ws, x) -> dict:
             "_summed": jax.device_count() * numpy_mlp_grads(ws, x)}
 
 
-remat_forgot_pmean = Hint(lambda got, want: close(got["result"], want["_first_device"]),
-                          hints.HINT_REMAT_PMEAN)
-remat_summed = Hint(lambda got, want: close(got["result"], want["_summed"]),
-                    hints.HINT_REMAT_SUMMED)
+remat_forgot_pmean = result_close_to("_first_device", hints.HINT_REMAT_PMEAN)
+remat_summed = result_close_to("_summed", hints.HINT_REMAT_SUMMED)
 
 
 def within_temp_bound(got: dict, want: dict) -> Verdict:
@@ -287,8 +285,7 @@ def adam_context(params, local_grads, m, v, t) -> dict:
                                   grads=np.asarray(local_grads, np.float64).sum(0))}
 
 
-adam_summed = Hint(lambda got, want: close(got["result"], want["_summed"]),
-                   hints.HINT_ZERO_SUMMED)
+adam_summed = result_close_to("_summed", hints.HINT_ZERO_SUMMED)
 moments_replicated = Hint(
     lambda got, want: got["layout"][1]["on_devices"] > 1
     and got["layout"][1]["shard_shapes"][0] != want["layout"][1]["shard_shapes"][0],
@@ -369,8 +366,7 @@ def sgd_context(w, x, y) -> dict:
     return {"_summed": w64 - 0.1 * jax.device_count() * grads}
 
 
-step_summed = Hint(lambda got, want: close(got["result"], want["_summed"]),
-                   hints.HINT_CHEAPEST_SUMMED)
+step_summed = result_close_to("_summed", hints.HINT_CHEAPEST_SUMMED)
 
 
 def fewest_bytes(got: dict, want: dict) -> Verdict:

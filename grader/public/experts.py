@@ -11,7 +11,7 @@ import numpy as np
 
 from grader.cases import case
 from grader.hints import experts as hints
-from grader.judge import Hint, close
+from grader.judge import Hint, close, result_close_to
 from grader.probes import hlo_collectives, layout
 
 
@@ -95,21 +95,14 @@ def rolled_blocks(x, w) -> dict:
     return {"_rolled_down": np.roll(full, rows, axis=0), "_rolled_up": np.roll(full, -rows, axis=0)}
 
 
-dropped_one_group = Hint(lambda got, want: close(got["result"], want["_one_group"]),
-                         hints.HINT_DROPPED_PER_GROUP)
-dropped_counts_kept = Hint(lambda got, want: close(got["result"], want["_kept"]),
-                           hints.HINT_DROPPED_NOT_KEPT)
-bytes_whole_buffer = Hint(lambda got, want: close(got["result"], want["_whole_buffer"]),
-                          hints.HINT_BYTES_OWN_PIECE)
-bytes_of_tokens = Hint(lambda got, want: close(got["result"], want["_tokens"]),
-                       hints.HINT_BYTES_CAPACITY)
-slots_from_one = Hint(lambda got, want: close(got["result"], want["_from_one"]),
-                      hints.HINT_SLOTS_FROM_ONE)
-slots_one_group = Hint(lambda got, want: close(got["result"], want["_one_group"]),
-                       hints.HINT_SLOTS_PER_GROUP)
-slots_no_drop = Hint(lambda got, want: close(got["result"], want["_no_drop"]),
-                     hints.HINT_SLOTS_DROPPED)
-moe_no_gate = Hint(lambda got, want: close(got["result"], want["_no_gate"]), hints.HINT_MOE_GATE)
+dropped_one_group = result_close_to("_one_group", hints.HINT_DROPPED_PER_GROUP)
+dropped_counts_kept = result_close_to("_kept", hints.HINT_DROPPED_NOT_KEPT)
+bytes_whole_buffer = result_close_to("_whole_buffer", hints.HINT_BYTES_OWN_PIECE)
+bytes_of_tokens = result_close_to("_tokens", hints.HINT_BYTES_CAPACITY)
+slots_from_one = result_close_to("_from_one", hints.HINT_SLOTS_FROM_ONE)
+slots_one_group = result_close_to("_one_group", hints.HINT_SLOTS_PER_GROUP)
+slots_no_drop = result_close_to("_no_drop", hints.HINT_SLOTS_DROPPED)
+moe_no_gate = result_close_to("_no_gate", hints.HINT_MOE_GATE)
 moe_order = Hint(lambda got, want: True, hints.HINT_MOE_ORDER)
 moe_collectives = Hint(lambda got, want: True, hints.HINT_MOE_TWO_ALL_TO_ALL)
 rs_block = Hint(lambda got, want: close(got["result"], want["_rolled_down"])

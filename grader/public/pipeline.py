@@ -13,7 +13,7 @@ from jax.sharding import PartitionSpec as P
 
 from grader.cases import case
 from grader.hints import pipeline as hints
-from grader.judge import Hint, close
+from grader.judge import Hint, close, result_close_to
 from grader.probes import Program, measure
 
 D, B = 4, 2  # activations (B, D) and weights (D, D) differ in shape
@@ -212,8 +212,7 @@ def grads_inputs(seed: int, m: int) -> tuple:
     return stack(seed, jax.device_count()), microbatches(seed + 1, m), microbatches(seed + 2, m)
 
 
-m_times = Hint(lambda got, want: close(got["result"], want["_m_times"]),
-               hints.HINT_GRADS_M_TIMES)
+m_times = result_close_to("_m_times", hints.HINT_GRADS_M_TIMES)
 reduces_activations = Hint(lambda got, want: bool(got["all_reduced"]),
                            hints.HINT_GRADS_SCALAR_ONLY)
 

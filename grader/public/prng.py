@@ -11,7 +11,7 @@ from jax.sharding import PartitionSpec as P
 
 from grader.cases import case
 from grader.hints import prng as hints
-from grader.judge import Hint, close, same
+from grader.judge import Hint, close, result_close_to, same
 from grader.probes import layout
 
 #: Rows of the dropout inputs: a multiple of 1, 2, 4 and 8, so that the very same array can be
@@ -31,8 +31,7 @@ same_key = Hint(lambda got, want: identical_blocks(got["result"], int(want["_dev
                 hints.HINT_SAME_KEY_EVERY_DEVICE)
 stacked = Hint(lambda got, want: got["result"].ndim == 2
                and got["result"].size == want["result"].size, hints.HINT_STACKED_LIKE_PMAP)
-one_draw = Hint(lambda got, want: close(got["result"], want["_one_draw"]),
-                hints.HINT_ONE_GLOBAL_DRAW)
+one_draw = result_close_to("_one_draw", hints.HINT_ONE_GLOBAL_DRAW)
 legacy_keys = Hint(lambda got, want: not got["typed"], hints.HINT_LEGACY_KEYS)
 keys_count = Hint(lambda got, want: got["keys"].shape[0] != want["keys"].shape[0],
                   hints.HINT_KEYS_COUNT)
@@ -40,10 +39,8 @@ KEYS_HINTS = [legacy_keys, keys_count]
 mask_per_device = Hint(lambda got, want: close(got["result"], want["_fold_in_per_device"])
                        or close(got["result"], want["_same_key_per_device"]),
                        hints.HINT_MASK_PER_DEVICE)
-unscaled = Hint(lambda got, want: close(got["result"], want["_unscaled"]),
-                hints.HINT_DROPOUT_UNSCALED)
-keeps_with_rate = Hint(lambda got, want: close(got["result"], want["_keep_with_rate"]),
-                       hints.HINT_DROPOUT_KEEP_PROBABILITY)
+unscaled = result_close_to("_unscaled", hints.HINT_DROPOUT_UNSCALED)
+keeps_with_rate = result_close_to("_keep_with_rate", hints.HINT_DROPOUT_KEEP_PROBABILITY)
 DROPOUT_HINTS = [mask_per_device, unscaled, keeps_with_rate]
 not_split = Hint(lambda got, want: True, hints.HINT_DROPOUT_NOT_SPLIT)
 

@@ -12,7 +12,7 @@ from jax.sharding import PartitionSpec as P
 
 from grader.cases import case
 from grader.hints import sequence as hints
-from grader.judge import PASS, Hint, Verdict, close, difference
+from grader.judge import PASS, Hint, Verdict, close, difference, result_close_to
 from grader.lessons.hlo import collectives_in_hlo
 from grader.probes import Program, hlo_collectives, layout, measure
 from grader.public.training import gathered_shapes
@@ -65,13 +65,10 @@ def attention_context(q, k, v) -> dict:
     }
 
 
-no_mask = Hint(lambda got, want: close(got["result"], want["_no_mask"]), hints.HINT_CAUSAL_NO_MASK)
-local_queries = Hint(lambda got, want: close(got["result"], want["_local_queries"]),
-                     hints.HINT_CAUSAL_LOCAL_QUERY_POSITIONS)
-local_positions = Hint(lambda got, want: close(got["result"], want["_local_positions"]),
-                       hints.HINT_RING_LOCAL_POSITIONS)
-wrong_block = Hint(lambda got, want: close(got["result"], want["_wrong_block"]),
-                   hints.HINT_RING_WRONG_BLOCK)
+no_mask = result_close_to("_no_mask", hints.HINT_CAUSAL_NO_MASK)
+local_queries = result_close_to("_local_queries", hints.HINT_CAUSAL_LOCAL_QUERY_POSITIONS)
+local_positions = result_close_to("_local_positions", hints.HINT_RING_LOCAL_POSITIONS)
+wrong_block = result_close_to("_wrong_block", hints.HINT_RING_WRONG_BLOCK)
 gathered_queries = Hint(lambda got, want: True, hints.HINT_CAUSAL_GATHERED_QUERIES)
 
 
@@ -234,10 +231,8 @@ def softmax_context(x) -> dict:
             "_local_max": np.concatenate([s / total for s in shifted], axis=1)}
 
 
-local_sum = Hint(lambda got, want: close(got["result"], want["_local_sum"]),
-                 hints.HINT_SOFTMAX_LOCAL_SUM)
-local_max = Hint(lambda got, want: close(got["result"], want["_local_max"]),
-                 hints.HINT_SOFTMAX_LOCAL_MAX)
+local_sum = result_close_to("_local_sum", hints.HINT_SOFTMAX_LOCAL_SUM)
+local_max = result_close_to("_local_max", hints.HINT_SOFTMAX_LOCAL_MAX)
 
 
 def softmax_case(fn, x) -> dict:
@@ -311,10 +306,8 @@ def multihead_context(q, k, v) -> dict:
             "_no_rescale": unscaled}
 
 
-heads_merged = Hint(lambda got, want: close(got["result"], want["_heads_merged"]),
-                    hints.HINT_HEADS_MERGED)
-no_rescale = Hint(lambda got, want: close(got["result"], want["_no_rescale"]),
-                  hints.HINT_NO_RESCALE)
+heads_merged = result_close_to("_heads_merged", hints.HINT_HEADS_MERGED)
+no_rescale = result_close_to("_no_rescale", hints.HINT_NO_RESCALE)
 
 
 def multihead_case(fn, q, k, v, placed: bool = False) -> dict:

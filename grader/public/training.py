@@ -11,7 +11,7 @@ import numpy as np
 
 from grader.cases import case
 from grader.hints import training as hints
-from grader.judge import Hint, close, compiles_to
+from grader.judge import Hint, compiles_to, result_close_to
 from grader.probes import Program, hlo_collectives, layout, measure
 
 
@@ -71,18 +71,15 @@ def first_model_block(x: jax.Array, w1: jax.Array, w2: jax.Array) -> np.ndarray:
     return np.maximum(x @ w1[:, :width], 0) @ w2[:width]
 
 
-summed_grads = Hint(lambda got, want: close(got["result"], want["_summed"]),
-                    hints.HINT_DP_GRADS_SUMMED)
-forgot_pmean = Hint(lambda got, want: close(got["result"], want["_first_device"]),
-                    hints.HINT_DP_FORGOT_PMEAN)
+summed_grads = result_close_to("_summed", hints.HINT_DP_GRADS_SUMMED)
+forgot_pmean = result_close_to("_first_device", hints.HINT_DP_FORGOT_PMEAN)
 on_one_device = Hint(
     lambda got, want: all(v["on_devices"] == 1 for v in got["layout"].values())
     and any(v["on_devices"] > 1 for v in want["layout"].values()),
     hints.HINT_DP_ONE_DEVICE,
 )
 not_replicated = Hint(lambda got, want: True, hints.HINT_DP_NOT_REPLICATED)
-tp_forgot_psum = Hint(lambda got, want: close(got["result"], want["_first_block"]),
-                      hints.HINT_TP_FORGOT_PSUM)
+tp_forgot_psum = result_close_to("_first_block", hints.HINT_TP_FORGOT_PSUM)
 tp_extra_communication = Hint(lambda got, want: True, hints.HINT_TP_ONE_ALL_REDUCE)
 gathers_activations = Hint(lambda got, want: True, hints.HINT_FSDP_GATHER_WEIGHTS)
 
