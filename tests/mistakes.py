@@ -68,6 +68,18 @@ def hidden_result(case_id: str, fn: Callable, reference: Callable):
     return cases.decide(found, {n: cases.measure(found, fn)}, {n: cases.measure(found, reference)})
 
 
+def assert_hidden_hint(case_id: str, wrong: Callable, hint: str,
+                       correct: dict[str, Callable]) -> None:
+    """The hidden case ``case_id`` fails ``wrong`` with ``hint``, and passes the correct
+    function of its exercise (``correct``, by name) without a hint."""
+    name = case_id.split(":")[0]
+    wrong.__name__ = name
+    result = hidden_result(case_id, wrong, correct[name])
+    assert result.status == msg.FAILED and result.hint == hint, str(result)
+    right = hidden_result(case_id, correct[name], correct[name])
+    assert right.status == msg.PASSED and right.hint is None, str(right)
+
+
 def lesson_tests(mistake: Mistakes, correct: dict[str, Callable], lesson: str) -> tuple:
     """The three tests every lesson's module of mistakes runs: each mistake gets its own hint,
     every exercise of ``lesson`` has at least two tested mistakes, and the correct function of

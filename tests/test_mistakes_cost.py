@@ -9,9 +9,8 @@ import jax.numpy as jnp
 import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, hidden_result, lesson_tests
+from mistakes import Mistakes, assert_hidden_hint, lesson_tests
 
-from grader import messages as msg
 from grader.hints import cost as hints
 from grader.public.cost import adam_update, linear_loss, mlp_layer, mlp_loss
 
@@ -224,9 +223,4 @@ def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
     """A prediction held against the compiled reference programs, the bytes one device
     holds of a ZeRO step's outputs, the bytes a step sends: does the hidden test fail each
     mistake with its hint, and pass the correct function?"""
-    name = case_id.split(":")[0]
-    wrong.__name__ = name
-    result = hidden_result(case_id, wrong, CORRECT[name])
-    assert result.status == msg.FAILED and result.hint == hint, result
-    right = hidden_result(case_id, CORRECT[name], CORRECT[name])
-    assert right.status == msg.PASSED and right.hint is None, right
+    assert_hidden_hint(case_id, wrong, hint, CORRECT)

@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, hidden_result, lesson_tests
+from mistakes import Mistakes, assert_hidden_hint, lesson_tests
 
-from grader import messages as msg
 from grader.hints import experts as hints
 
 mistake = Mistakes()
@@ -253,9 +252,4 @@ def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
     """A prediction compared with what a compiled program does, a program that traces no
     all_to_all or no ppermute: does the grader's hidden test fail each with its hint, and
     pass the correct function?"""
-    name = case_id.split(":")[0]
-    wrong.__name__ = name
-    result = hidden_result(case_id, wrong, CORRECT[name])
-    assert result.status == msg.FAILED and result.hint == hint, str(result)
-    right = hidden_result(case_id, CORRECT[name], CORRECT[name])
-    assert right.status == msg.PASSED and right.hint is None, str(right)
+    assert_hidden_hint(case_id, wrong, hint, CORRECT)

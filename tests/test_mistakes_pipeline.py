@@ -9,9 +9,8 @@ import jax.numpy as jnp
 import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, hidden_result, lesson_tests
+from mistakes import Mistakes, assert_hidden_hint, lesson_tests
 
-from grader import messages as msg
 from grader.hints import common
 from grader.hints import pipeline as hints
 
@@ -255,9 +254,4 @@ def test_the_graders_tests_of_how_it_computes_give_their_hints(case_id, wrong, h
     """Weights replicated so that each stage picks its own, a pipeline with no ppermute:
     does the grader's hidden test of where things live and what moves fail each with its
     hint, and pass the correct function?"""
-    name = case_id.split(":")[0]
-    wrong.__name__ = name
-    result = hidden_result(case_id, wrong, CORRECT[name])
-    assert result.status == msg.FAILED and result.hint == hint, result
-    right = hidden_result(case_id, CORRECT[name], CORRECT[name])
-    assert right.status == msg.PASSED and right.hint is None
+    assert_hidden_hint(case_id, wrong, hint, CORRECT)

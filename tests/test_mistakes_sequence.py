@@ -9,9 +9,8 @@ import jax.numpy as jnp
 import pytest
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, hidden_result, lesson_tests
+from mistakes import Mistakes, assert_hidden_hint, lesson_tests
 
-from grader import messages as msg
 from grader.hints import sequence as hints
 
 mistake = Mistakes()
@@ -244,9 +243,4 @@ for _name, _fn in CORRECT.items():
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
     """A softmax with no pmax, a 'ring' that all-gathers, a prediction that forgets the values:
     does the grader's hidden test fail each with its hint, and pass the correct function?"""
-    name = case_id.split(":")[0]
-    wrong.__name__ = name
-    result = hidden_result(case_id, wrong, CORRECT[name])
-    assert result.status == msg.FAILED and result.hint == hint
-    right = hidden_result(case_id, CORRECT[name], CORRECT[name])
-    assert right.status == msg.PASSED and right.hint is None
+    assert_hidden_hint(case_id, wrong, hint, CORRECT)

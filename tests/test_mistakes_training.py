@@ -12,11 +12,10 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 from mistakes import (
     Mistakes,
-    hidden_result,
+    assert_hidden_hint,
     lesson_tests,
 )
 
-from grader import messages as msg
 from grader.course import EXERCISES
 from grader.hints import common
 from grader.hints import training as hints
@@ -187,9 +186,4 @@ def test_the_graders_tests_of_how_it_computes_give_their_hints(case_id, wrong, h
     """Weights that enter shard_map replicated, a psum over 'data' instead of 'model': does
     the grader's hidden test of what the program traces fail each with its hint, and pass
     the correct function?"""
-    name = case_id.split(":")[0]
-    wrong.__name__ = name
-    result = hidden_result(case_id, wrong, CORRECT[name])
-    assert result.status == msg.FAILED and result.hint == hint
-    right = hidden_result(case_id, CORRECT[name], CORRECT[name])
-    assert right.status == msg.PASSED and right.hint is None
+    assert_hidden_hint(case_id, wrong, hint, CORRECT)
