@@ -7,25 +7,15 @@ entry is shadowed by one before it.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from functools import cache
+
 import pytest
 
 from grader import hints
-from grader.hints import (
-    collectives,
-    common,
-    cost,
-    experts,
-    jit_sharding,
-    multiprocess,
-    pipeline,
-    prng,
-    sequence,
-    training,
-)
+from grader.hints import collectives, common, jit_sharding
 from grader.lessons import texts
-
-LESSONS = (common, collectives, jit_sharding, prng, training, multiprocess,
-           cost, pipeline, sequence, experts)
 
 #: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
 SAMPLES = {
@@ -105,10 +95,21 @@ SAMPLES = {
 }
 
 
+@cache
+def lesson_hints() -> dict[str, str]:
+    """Every HINT_ text of the grader.hints modules, by `module.NAME`."""
+    named = {}
+    for info in pkgutil.iter_modules(hints.__path__):
+        module = importlib.import_module(f"grader.hints.{info.name}")
+        for name, value in vars(module).items():
+            if name.startswith("HINT_") and isinstance(value, str):
+                named[f"{info.name}.{name}"] = value
+    return named
+
+
 def name_of(hint: str) -> str:
     """The name of a hint text in the hints modules."""
-    return next(name for lesson in LESSONS for name, value in vars(lesson).items()
-                if name.startswith("HINT_") and value == hint)
+    return next(full.split(".", 1)[1] for full, value in lesson_hints().items() if value == hint)
 
 
 @pytest.mark.parametrize("index", range(len(hints.ERROR_HINTS)),
@@ -191,20 +192,6 @@ def hints_referenced_by_mistakes() -> set[str]:
                     and isinstance(node.value, ast.Name) and node.value.id in aliases):
                 found.add(getattr(importlib.import_module(aliases[node.value.id]), node.attr))
     return found
-
-
-def lesson_hints() -> dict[str, str]:
-    """Every HINT_ text of the grader.hints modules, by `module.NAME`."""
-    import importlib
-    import pkgutil
-
-    named = {}
-    for info in pkgutil.iter_modules(hints.__path__):
-        module = importlib.import_module(f"grader.hints.{info.name}")
-        for name, value in vars(module).items():
-            if name.startswith("HINT_") and isinstance(value, str):
-                named[f"{info.name}.{name}"] = value
-    return named
 
 
 def test_every_hint_is_given_to_a_real_mistake_in_a_test():
