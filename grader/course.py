@@ -21,6 +21,11 @@ EXERCISE_NOTEBOOKS = ROOT / "exercises"
 #: The lessons, and the notebook ``make lab`` opens on, which lists them.
 LESSON_NOTEBOOKS = ROOT / "notebooks"
 LANDING = ROOT / "start_here.ipynb"
+#: Where the course is published, and the branch students open: every notebook's Colab and
+#: Kaggle links and its set-up cell (which installs the helpers on those services) are written
+#: from these by ``make exercises``. Change them here when the course moves.
+REPOSITORY = "https://github.com/jax-distributed-course/jax-distributed-course"
+BRANCH = "main"
 
 #: Device counts a hidden test of an "all devices" exercise runs on, the default first.
 ALL_DEVICE_COUNTS = (DEFAULT_DEVICES, 2)

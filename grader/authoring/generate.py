@@ -14,7 +14,15 @@ from pathlib import Path
 import nbformat
 
 from grader.authoring import texts
-from grader.course import EXERCISE_NOTEBOOKS, LANDING, LESSON_NOTEBOOKS, ROOT, SOLUTIONS
+from grader.course import (
+    BRANCH,
+    EXERCISE_NOTEBOOKS,
+    LANDING,
+    LESSON_NOTEBOOKS,
+    REPOSITORY,
+    ROOT,
+    SOLUTIONS,
+)
 
 _BLOCK = re.compile(r"^([ \t]*)# BEGIN SOLUTION\n.*?^[ \t]*# END SOLUTION[ \t]*$", re.S | re.M)
 STUB = 'raise NotImplementedError("Replace this line with your solution.")'
@@ -32,9 +40,11 @@ def strip_solutions(source: str) -> str:
     return stubbed
 
 
-def student_copy(solved: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """The exercise notebook for a solved notebook: stubs instead of solutions, no outputs."""
-    copy = nbformat.from_dict(solved)
+def student_copy(solved: nbformat.NotebookNode, name: str = "") -> nbformat.NotebookNode:
+    """The exercise notebook for a solved notebook: stubs instead of solutions, no outputs,
+    and (given its file ``name``) links that open ``exercises/<name>``."""
+    copy = with_opening(solved, f"{EXERCISE_NOTEBOOKS.name}/{name}") if name else solved
+    copy = nbformat.from_dict(copy)
     for cell in copy.cells:
         if cell.cell_type == "code":
             cell.source = strip_solutions(cell.source)
@@ -50,7 +60,7 @@ def render(notebook: nbformat.NotebookNode) -> str:
 def expected_exercises(solutions: Path = SOLUTIONS) -> dict[str, str]:
     """The text every exercise notebook should have, by file name."""
     return {
-        path.name: render(student_copy(nbformat.read(path, as_version=4)))
+        path.name: render(student_copy(nbformat.read(path, as_version=4), path.name))
         for path in sorted(solutions.glob("*.ipynb"))
     }
 
@@ -65,15 +75,83 @@ def stale_exercises(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTE
 
 
 def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTEBOOKS) -> list[str]:
-    """Write every exercise notebook, the README's exercise table and the landing notebook's
+    """Write the opening (links and set-up cell) of every lesson, solution and the landing
+    notebook, every exercise notebook, the README's exercise table and the landing notebook's
     table of lessons; return what was written."""
+    opened = stale_openings()
+    for path in opened:
+        path.write_text(render(with_opening(nbformat.read(path, as_version=4),
+                                            path.relative_to(ROOT).as_posix())))
     exercises.mkdir(exist_ok=True)
     wanted = expected_exercises(solutions)
     for name, text in wanted.items():
         (exercises / name).write_text(text)
     README.write_text(readme_with_table(README.read_text()))
     LANDING.write_text(landing_with_table(LANDING.read_text()))
-    return [f"exercises/{name}" for name in sorted(wanted)] + ["README.md", LANDING.name]
+    return ([p.relative_to(ROOT).as_posix() for p in opened if p != LANDING]
+            + [f"exercises/{name}" for name in sorted(wanted)] + ["README.md", LANDING.name])
+
+
+# --- every notebook's opening: links to Colab and Kaggle, and the set-up cell ----------------
+#: How the line of links starts in a notebook's first Markdown cell (right under its title).
+LINKS_START = "[![Open in Colab]"
+COLAB = "https://colab.research.google.com/assets/colab-badge.svg"
+KAGGLE = "https://kaggle.com/static/images/open-in-kaggle.svg"
+
+
+def links(path: str) -> str:
+    """The line of links that opens the notebook at ``path`` (relative to the repository's
+    root) on Colab and on Kaggle, both reading it from :data:`REPOSITORY` on GitHub."""
+    slug = REPOSITORY.removeprefix("https://github.com/")
+    colab = f"https://colab.research.google.com/github/{slug}/blob/{BRANCH}/{path}"
+    kaggle = f"https://kaggle.com/kernels/welcome?src={REPOSITORY}/blob/{BRANCH}/{path}"
+    return f"{LINKS_START}({COLAB})]({colab}) [![Open in Kaggle]({KAGGLE})]({kaggle})"
+
+
+def setup_cell(devices: int = 8) -> str:
+    """The first code cell of every notebook: the course's helpers (installed, without
+    touching JAX, where they are missing: Colab, Kaggle), then the devices."""
+    return (
+        "import importlib.util\n"
+        "import subprocess\n"
+        "import sys\n"
+        "\n"
+        'if importlib.util.find_spec("grader") is None:  # Colab, Kaggle: fetch the helpers once\n'
+        f'    course = "git+{REPOSITORY}@{BRANCH}"\n'
+        '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", course],\n'
+        "                   check=True)\n"
+        '    subprocess.run([sys.executable, "-m", "grader.install"], check=True)  # never JAX\n'
+        "    importlib.invalidate_caches()\n"
+        "\n"
+        "from grader.devices import use_devices\n"
+        "\n"
+        f"use_devices({devices})  # {devices} GPUs or TPUs where there are, else {devices} CPU "
+        "devices: it says which"
+    )
+
+
+def with_opening(notebook: nbformat.NotebookNode, path: str) -> nbformat.NotebookNode:
+    """A copy of ``notebook`` whose title cell has the links for ``path`` under its heading,
+    and whose first code cell is :func:`setup_cell` (its outputs kept if it was already)."""
+    copy = nbformat.from_dict(notebook)
+    title = next(c for c in copy.cells if c.cell_type == "markdown")
+    heading, *rest = [line for line in title.source.splitlines()
+                      if not line.startswith(LINKS_START)]
+    while rest and not rest[0].strip():
+        rest.pop(0)
+    title.source = "\n".join([heading, "", links(path), *([""] + rest if rest else [])])
+    first = next(c for c in copy.cells if c.cell_type == "code")
+    if first.source != setup_cell():
+        first.source, first.outputs, first.execution_count = setup_cell(), [], None
+    return copy
+
+
+def stale_openings() -> list[Path]:
+    """The lessons, solutions and landing notebook whose opening is not what
+    :func:`with_opening` writes."""
+    paths = sorted(LESSON_NOTEBOOKS.glob("*.ipynb")) + sorted(SOLUTIONS.glob("*.ipynb")) + [LANDING]
+    return [p for p in paths if (notebook := nbformat.read(p, as_version=4))
+            != with_opening(notebook, p.relative_to(ROOT).as_posix())]
 
 
 # --- the README's exercise table ------------------------------------------------------------

@@ -17,12 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 SOLVED = sorted(course.SOLUTIONS.glob("*.ipynb"))
 UNSOLVED = sorted(course.EXERCISE_NOTEBOOKS.glob("*.ipynb"))
-#: The first code cell of an exercise notebook: the course's helper, which stands aside when the
-#: grader runs the notebook (its worker has fixed the count already).
-SETUP_CELL = "from grader.devices import use_cpu_devices\n\nuse_cpu_devices(8)"
-#: The first code cell of a lesson: the JAX line itself.
-LESSON_SETUP = ('import jax\n\njax.config.update("jax_num_cpu_devices", 8)'
-                "  # 8 virtual CPU devices, before JAX starts")
+#: The first code cell of every notebook: the helpers (installed where missing), then the
+#: devices, chosen and said; it stands aside when the grader runs an exercise notebook.
+SETUP_CELL = generate.setup_cell()
 
 
 def code_cells(path: Path) -> list:
@@ -58,11 +55,35 @@ def test_no_solution_reaches_the_exercise_notebooks():
         assert all(not c.outputs for c in code_cells(path))
 
 
-@pytest.mark.parametrize("path", LESSONS + SOLVED + UNSOLVED, ids=lambda p: p.name)
-def test_every_notebook_starts_by_setting_the_device_count(path):
-    """Is the device set-up the first code cell, before JAX can start: in a lesson, JAX's own
-    line; in an exercise notebook, the helper the grader's workers know to skip?"""
-    assert code_cells(path)[0].source == (LESSON_SETUP if path in LESSONS else SETUP_CELL)
+@pytest.mark.parametrize("path", LESSONS + SOLVED + UNSOLVED + [course.LANDING],
+                         ids=lambda p: p.name)
+def test_every_notebook_starts_by_setting_up_the_devices(path):
+    """Is the set-up cell (helpers, then devices) the first code cell, before JAX can start?"""
+    assert code_cells(path)[0].source == SETUP_CELL
+
+
+@pytest.mark.parametrize("path", LESSONS + SOLVED + UNSOLVED + [course.LANDING],
+                         ids=lambda p: p.name)
+def test_every_notebook_opens_on_colab_and_kaggle_from_its_own_path(path):
+    """Does the first Markdown cell carry, under the title, the links that open this very
+    notebook (its own folder and name, on the course's repository) on Colab and Kaggle?"""
+    title = next(c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+    own = path.relative_to(ROOT).as_posix()
+    line = title.source.splitlines()[2]
+    assert line == generate.links(own)
+    slug = course.REPOSITORY.removeprefix("https://github.com/")
+    assert f"(https://colab.research.google.com/github/{slug}/blob/{course.BRANCH}/{own})" in line
+    assert f"(https://kaggle.com/kernels/welcome?src={course.REPOSITORY}/blob/{course.BRANCH}/" \
+           f"{own})" in line
+
+
+def test_the_openings_are_what_make_exercises_writes():
+    """Are the links and set-up cell of every lesson, solution and the landing notebook the
+    generated ones, and does generating them again change nothing?"""
+    assert generate.stale_openings() == []
+    lesson = nbformat.read(LESSONS[0], as_version=4)
+    assert generate.with_opening(lesson, "notebooks/x.ipynb") == generate.with_opening(
+        generate.with_opening(lesson, "notebooks/x.ipynb"), "notebooks/x.ipynb")
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
@@ -128,8 +149,8 @@ def test_lessons_also_run_on_fewer_devices(path, devices):
     and no other cell failing?"""
     notebook = nbformat.read(path, as_version=4)
     first = next(c for c in notebook.cells if c.cell_type == "code")
-    assert first.source == LESSON_SETUP
-    first.source = LESSON_SETUP.replace(", 8)", f", {devices})")
+    assert first.source == SETUP_CELL
+    first.source = SETUP_CELL.replace("use_devices(8)", f"use_devices({devices})")
     client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3",
                                      allow_errors=True, store_widget_state=False,
                                      resources={"metadata": {"path": str(ROOT)}})
