@@ -36,7 +36,7 @@ OVERRIDES = ("cpu", "accelerator")
 FOUND_ENV = "COURSE_ACCELERATORS"
 
 #: Seconds the look may take: starting a GPU or TPU runtime takes a few.
-LOOK_TIMEOUT = 180
+LOOK_TIMEOUT = 60
 
 TOO_LATE = (
     "JAX has already started with {have}, so it cannot be given {want} any more. "

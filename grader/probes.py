@@ -249,6 +249,12 @@ _MESH = re.compile(r'^\s*sdy\.mesh @(\S+) = <\[(.*?)\](?:, device_ids=\[([\d, ]*
 _MESH_AXIS = re.compile(r'"([^"]*)"=(\d+)')
 _MANUAL = re.compile(r'manual_computation.*?in_shardings=\[<@(\S+?),.*manual_axes=\{([^}]*)\}')
 _GROUPS = re.compile(r"(replica_groups|source_target_pairs) = dense<(.*?)> : tensor<(\d+)x(\d+)x")
+#: Replica groups named by mesh axes (JAX 0.11's default lowering of shard_map collectives,
+#: `jax_use_rgv3`), the mesh cited by symbol or inlined.
+_MESH_AXES_GROUPS = re.compile(r"replica_groups = #stablehlo\.replica_group_mesh_axes<mesh = "
+                               r"(?:@(?P<symbol>[\w.\-]+)|#sdy\.mesh<\[(?P<inline>.*?)\]>), "
+                               r"axes = \[(?P<axes>.*?)\]>")
+_AXIS_REF = re.compile(r'#stablehlo\.axis_ref<name = "([^"]*)"')
 _REDUCTION = re.compile(r"\bstablehlo\.(add|maximum|minimum|multiply|and|or|xor)\b")
 #: StableHLO collectives by the name of the JAX primitive that traces to them.
 _PRIMITIVES = {
@@ -353,14 +359,15 @@ def summarise(program: Program) -> dict[str, Any]:
             region = " ".join(lines[index + 1: index + 6]).split("})", 1)[0]
             kind = _REDUCTION.search(region)
             primitive = _ALL_REDUCES.get(kind.group(1) if kind else "", "all_reduce")
-            collectives.append({"primitive": primitive, "axes": _named_axes(line, meshes)})
+            collectives.append({"primitive": primitive,
+                                "axes": _named_axes(line, meshes, named[index])})
         elif name == "stablehlo.partition_id":
             axes = manual[-1][1] if manual else sorted({a for m in shard_maps
                                                         for a in m["manual_axes"]})
             collectives.append({"primitive": "axis_index", "axes": list(axes)})
         elif name in _PRIMITIVES:
             collectives.append({"primitive": _PRIMITIVES[name],
-                                "axes": _named_axes(line, meshes)})
+                                "axes": _named_axes(line, meshes, named[index])})
         depth += line.count("{") - line.count("}")
         while manual and depth <= manual[-1][0]:
             manual.pop()
@@ -368,8 +375,21 @@ def summarise(program: Program) -> dict[str, Any]:
             "devices": program.exported.nr_devices}
 
 
-def _named_axes(line: str, meshes: dict) -> list[str]:
-    """The axes of the first mesh a collective's groups fit (none when no mesh fits)."""
+def _named_axes(line: str, meshes: dict, named: str = "") -> list[str]:
+    """The axes of the first mesh a collective's groups fit (none when no mesh fits).
+
+    ``line`` has its strings blanked; ``named`` is the same line as printed, read only for
+    the axis names of groups given by mesh axes once the blanked line shows that form."""
+    if blanked := _MESH_AXES_GROUPS.search(line):
+        found = _MESH_AXES_GROUPS.match(_as_printed(named, blanked.start(), blanked.end()))
+        if found is None:
+            return []
+        if found.group("symbol"):
+            sizes = meshes.get(found.group("symbol"), ({}, None))[0]
+        else:
+            sizes = {name: int(size) for name, size in _MESH_AXIS.findall(found.group("inline"))}
+        wanted = set(_AXIS_REF.findall(found.group("axes")))
+        return [name for name, size in sizes.items() if name in wanted and size > 1]
     groups = _groups(line)
     if groups is None:
         return []
@@ -378,6 +398,19 @@ def _named_axes(line: str, meshes: dict) -> list[str]:
         if axes is not None:
             return axes
     return []
+
+
+def _as_printed(named: str, start: int, end: int) -> str:
+    """The text of the printed line ``named`` that its strings-blanked form holds from
+    ``start`` to ``end`` (a string there is read whole, one outside is never read)."""
+    where = []  # for each character of the blanked line, where it came from in ``named``
+    done = 0
+    for string in _STRING.finditer(named):
+        where += range(done, string.start())
+        where += [string.start(), string.end() - 1]  # its quotes
+        done = string.end()
+    where += range(done, len(named) + 1)
+    return named[where[start]: where[end - 1] + 1] if end > start else ""
 
 
 def layout(x: Any) -> dict[str, Any]:

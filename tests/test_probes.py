@@ -5,6 +5,9 @@ conftest.py gives this process 8 CPU devices.
 
 from __future__ import annotations
 
+import re
+import types
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -348,6 +351,9 @@ def test_layout_of_something_that_is_not_a_jax_array():
 
 # The same function twice, its lines in other places of other files, and one other function.
 COPIES = """
+import re
+import types
+
 import jax
 from jax.sharding import PartitionSpec as P
 def total(x, mesh):
@@ -377,3 +383,59 @@ def test_a_copy_of_a_program_compiled_before_is_not_compiled_again(mesh):
     assert programs["total", 0].executable is not programs["largest", 0].executable
     x = [jnp.arange(16.0)]
     assert [float(programs[name, 1].run(x)[0]) for name in ("total", "largest")] == [120, 15]
+
+
+def row_sums_over_y_module() -> str:
+    """The StableHLO of a psum over 'y' in a shard_map over a 4 x 2 mesh, as this JAX lowers
+    it (replica groups written out as device ids)."""
+    mesh = jax.make_mesh((4, 2), ("x", "y"))
+    f = jax.shard_map(lambda b: jax.lax.psum(b.sum(1), "y"), mesh=mesh, in_specs=P("x", "y"),
+                      out_specs=P("x"))
+    x = jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, P("x", "y")))
+    return jax.jit(f).lower(x).as_text()
+
+
+def summary_of(module: str) -> dict:
+    program = types.SimpleNamespace(module=module, exported=types.SimpleNamespace(nr_devices=8))
+    return probes.summarise(program)
+
+
+def test_replica_groups_named_by_mesh_axes_are_read_as_the_groups_they_name():
+    """JAX 0.11 lowers a shard_map's collectives with replica groups that name mesh axes
+    (`#stablehlo.replica_group_mesh_axes`, JAX's own shard_map tests show the text) instead of
+    device ids: is a psum over 'y' read as over 'y' from either form, the mesh cited by symbol
+    or inlined, and an axis of size 1 left out as the device-id form leaves it out?"""
+    module = row_sums_over_y_module()
+    ids = re.search(r"replica_groups = dense<.*?> : tensor<\d+x\d+xi64>", module).group(0)
+    by_axes = ('replica_groups = #stablehlo.replica_group_mesh_axes<mesh = {mesh}, axes = '
+               '[#stablehlo.axis_ref<name = "{axis}">]>')
+    assert summary_of(module)["collectives"] == [{"primitive": "psum", "axes": ["y"]}]
+    for mesh, axis, read in [("@mesh", "y", ["y"]), ("@mesh", "x", ["x"]),
+                             ('#sdy.mesh<["x"=4, "y"=2]>', "y", ["y"]),
+                             ('#sdy.mesh<["x"=8, "y"=1]>', "y", [])]:
+        rewritten = module.replace(ids, by_axes.format(mesh=mesh, axis=axis))
+        assert summary_of(rewritten)["collectives"] == [{"primitive": "psum", "axes": read}]
+
+
+def test_a_string_cannot_pass_for_replica_groups_named_by_mesh_axes():
+    """An attribute string that spells the mesh-axes form on a psum over 'y' (written out as
+    device ids) does not change what is read: the form is looked for with strings blanked."""
+    module = row_sums_over_y_module()
+    forged = ('mhlo.frontend_attributes = {note = "replica_groups = #stablehlo.replica_group_'
+              'mesh_axes<mesh = @mesh, axes = [#stablehlo.axis_ref<name = \\"x\\">]>"}, ')
+    module = module.replace("use_global_device_ids}>", forged + "use_global_device_ids}>", 1)
+    assert "replica_group_mesh_axes" in module
+    assert summary_of(module)["collectives"] == [{"primitive": "psum", "axes": ["y"]}]
+
+
+def test_a_string_before_real_mesh_axes_groups_is_not_read_for_them():
+    """A psum over 'y' in the mesh-axes form, with an attribute string before it that spells
+    the same form over 'x': is 'y' read, from where the blanked line shows the groups?"""
+    module = row_sums_over_y_module()
+    ids = re.search(r"replica_groups = dense<.*?> : tensor<\d+x\d+xi64>", module).group(0)
+    forged = ('mhlo.frontend_attributes = {note = "replica_groups = #stablehlo.replica_group_'
+              'mesh_axes<mesh = @mesh, axes = [#stablehlo.axis_ref<name = \\"x\\">]>"}, ')
+    real = ('replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @mesh, axes = '
+            '[#stablehlo.axis_ref<name = "y">]>')
+    module = module.replace("channel_handle", forged + "channel_handle", 1).replace(ids, real)
+    assert summary_of(module)["collectives"] == [{"primitive": "psum", "axes": ["y"]}]
