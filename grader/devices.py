@@ -115,7 +115,7 @@ def decide(found: Found, n: int = DEFAULT_DEVICES, override: str | None = None,
     set (a list that holds only ``cpu`` means the CPU whatever was found)."""
     say = {"n": n, "version": version, "found": found.describe(), "env": OVERRIDE_ENV,
            "platform": (found.platform or "").upper(), "problem": found.problem}
-    if platforms and set(platforms.split(",")) == {"cpu"}:
+    if _only_cpu(platforms):
         return Decision("cpu", LINE_CPU_FORCED.format(platforms=platforms, **say))
     if not found.platform:
         return Decision("cpu", (LINE_CPU_LOOK_FAILED if found.problem else LINE_CPU).format(**say))
@@ -126,6 +126,11 @@ def decide(found: Found, n: int = DEFAULT_DEVICES, override: str | None = None,
     if found.count >= n:
         return Decision(found.platform, LINE_ACCELERATOR.format(**say))
     return Decision("cpu", LINE_CPU_FEWER.format(**say))
+
+
+def _only_cpu(platforms: str | None) -> bool:
+    """Whether a ``JAX_PLATFORMS`` value lets JAX start the CPU only."""
+    return bool(platforms) and set(platforms.split(",")) == {"cpu"}
 
 
 def accelerator_plugins() -> list[str]:
@@ -191,8 +196,7 @@ def use_devices(n: int = DEFAULT_DEVICES) -> None:
         _already_running(choice.platform, n)
         print(choice.line)
         return
-    only_cpu = bool(platforms) and set(platforms.split(",")) == {"cpu"}
-    found = Found() if only_cpu else look_for_accelerators()
+    found = Found() if _only_cpu(platforms) else look_for_accelerators()
     os.environ[FOUND_ENV] = json.dumps(asdict(found))
     choice = decide(found, n, override, platforms, jax.__version__)
     if choice.platform == "cpu":
