@@ -24,7 +24,7 @@ import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from grader.grading import texts
+from grader.grading import safe, texts
 from grader.grading.merge import MergeError, read
 from grader.grading.store import write_atomic
 from grader.results import StudentResult
@@ -51,7 +51,7 @@ def export(out: Path, form: str, to: Path | None = None) -> tuple[Path, int]:
     rows = WRITERS[form](sorted(graded.results, key=lambda r: r.student), title,
                          graded.batch.people)
     text = io.StringIO()
-    csv.writer(text, lineterminator="\n").writerows(rows)
+    csv.writer(text, lineterminator="\n").writerows(safe.csv_rows(rows))
     target = to or out / f"{form}.csv"
     write_atomic(target, text.getvalue())
     return target, len(graded.results)

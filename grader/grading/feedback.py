@@ -5,9 +5,8 @@ exercise drawn as ``check`` draws it in the notebook, yours next to expected."""
 
 from __future__ import annotations
 
-import html
-
 from grader import messages as msg
+from grader.grading import safe
 from grader.palette import status_colour
 from grader.results import ExerciseResult, StudentResult
 
@@ -41,7 +40,8 @@ def when_line(result: StudentResult) -> str | None:
 
 def markdown(result: StudentResult) -> str:
     """A student's feedback as Markdown."""
-    lines = [f"# Feedback for {result.student}", "", f"**{points_line(result)}**", ""]
+    lines = [f"# Feedback for {safe.markdown(result.student)}", "",
+             f"**{points_line(result)}**", ""]
     if when := when_line(result):
         lines += [when, ""]
     lines += ["| exercise | status | points |", "| --- | --- | --- |"]
@@ -69,22 +69,28 @@ def _exercise(e: ExerciseResult) -> list[str]:
             continue
         lines.append(f"- {FAILURE_MARK} {kind} `{t.test}`{devices}: {_inline(t.message)}")
         if t.got is not None:
-            lines.append(f"  - yours: `{_inline(t.got)}`")
+            lines.append(f"  - yours: `{_code(t.got)}`")
         if t.want is not None:
-            lines.append(f"  - expected: `{_inline(t.want)}`")
+            lines.append(f"  - expected: `{_code(t.want)}`")
     if e.hint:
         lines += ["", f"**Hint:** {e.hint}"]
     return lines
 
 
 def _inline(text: str) -> str:
-    """One line of Markdown-safe text (a student's error message may hold anything)."""
-    return " ".join(str(text).split()).replace("`", "'").replace("|", "\\|")
+    """One line of Markdown prose showing ``text`` as typed (a student's error message may
+    hold anything: HTML, Markdown, escapes, lone surrogates)."""
+    return safe.markdown(" ".join(str(text).split()))
+
+
+def _code(text: str) -> str:
+    """The inside of a code span showing ``text`` on one line."""
+    return safe.code_span(" ".join(str(text).split()))
 
 
 def page(result: StudentResult) -> str:
     """A student's feedback as a standalone HTML page (no script, nothing fetched)."""
-    e = html.escape
+    e = safe.html
     rows = "".join(
         f'<tr><td><a href="#{e(x.name)}"><code>{e(x.name)}</code></a></td>'
         f'<td style="color:{status_colour(x.status)};font-weight:bold">{mark(x.status)} '

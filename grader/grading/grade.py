@@ -33,7 +33,7 @@ from grader import messages as msg
 from grader.assignments import Assignment, whole_course
 from grader.cases import Case
 from grader.course import EXERCISES, SOLUTIONS
-from grader.grading import feedback, roster, similarity, submission, summary, texts
+from grader.grading import feedback, roster, safe, similarity, submission, summary, texts
 from grader.grading.progress import Progress
 from grader.grading.roster import Person
 from grader.grading.store import FOLDER, Store, grader_fingerprint, remove_leftovers, write_atomic
@@ -405,7 +405,7 @@ def write(out: Path, results: Sequence[StudentResult], batch: Batch,
         "students": {r.student: r.to_json() for r in results},
         "similar": [pair.to_json() for pair in similar],
     }
-    write_atomic(out / "results.json", json.dumps(report, indent=2, allow_nan=False))
+    write_atomic(out / "results.json", json.dumps(safe.tree(report), indent=2, allow_nan=False))
     write_atomic(out / "gradebook.csv", gradebook_csv(results, batch.exercises))
     handed_in = [r for r in results if not r.missing]  # no feedback for who sent nothing
     written = {f"{r.student}{suffix}" for r in handed_in for suffix in feedback.SUFFIXES}
@@ -430,12 +430,12 @@ def gradebook_csv(results: Sequence[StudentResult], exercises: Sequence[str]) ->
     and the points that costs, the ``total`` that counts, the standing (on time, late,
     missing; "handed in" without a due date) and when it was handed in."""
     text = io.StringIO()
-    writer = csv.writer(text, lineterminator="\n")
-    writer.writerow(["student", *exercises, *GRADEBOOK_TAIL])
+    rows = [["student", *exercises, *GRADEBOOK_TAIL]]
     for r in sorted(results, key=lambda r: r.student):
         late = r.late
-        writer.writerow([r.student, *(f"{r.exercises[name].points:g}" for name in exercises),
-                         f"{r.total:g}", late.days if late else 0, f"{r.penalty:g}",
-                         f"{r.final:g}", r.standing, late.submitted if late else ""])
+        rows.append([r.student, *(f"{r.exercises[name].points:g}" for name in exercises),
+                     f"{r.total:g}", late.days if late else 0, f"{r.penalty:g}",
+                     f"{r.final:g}", r.standing, late.submitted if late else ""])
+    csv.writer(text, lineterminator="\n").writerows(safe.csv_rows(rows))
     return text.getvalue()
 

@@ -34,7 +34,7 @@ from typing import Any
 
 from grader import messages as msg
 from grader.course import EXERCISE_NOTEBOOKS, LESSON_NOTEBOOKS
-from grader.grading import submission, texts
+from grader.grading import safe, submission, texts
 from grader.palette import STATUS_COLOURS
 
 #: A pair is listed when one of its two shares of common code reaches this.
@@ -229,14 +229,15 @@ def markdown(pairs: Sequence[Pair]) -> str:
         return "\n".join([*lines, texts.SIMILARITY_NONE]) + "\n"
     lines += ["| exercise | students | share of each in the other | characters in common |",
               "| --- | --- | ---: | ---: |"]
-    lines += [f"| `{p.exercise}` | {p.students[0]}, {p.students[1]} | "
-              f"{p.shares[0]:.0%}, {p.shares[1]:.0%} | {p.shared} |" for p in pairs]
+    lines += [f"| `{p.exercise}` | {safe.markdown(p.students[0])}, "
+              f"{safe.markdown(p.students[1])} | {p.shares[0]:.0%}, {p.shares[1]:.0%} | "
+              f"{p.shared} |" for p in pairs]
     return "\n".join(lines) + "\n"
 
 
 def page(pairs: Sequence[Pair]) -> str:
     """``similarity.html``: each pair's two functions side by side, what they share marked."""
-    e = html.escape
+    e = safe.html
     mark = STATUS_COLOURS[msg.PARTIAL]
     blocks = []
     for p in pairs:

@@ -20,7 +20,8 @@ from pathlib import Path
 import jax
 
 from grader.course import PACKAGE
-from grader.grading import texts
+from grader.grading import safe, texts
+from grader.grading.submission import walk
 from grader.results import StudentResult
 
 FOLDER = ".results"
@@ -41,7 +42,7 @@ def fingerprint(paths: Iterable[Path], *extra: str, root: Path | None = None) ->
         digest.update(text.encode() + b"\0")
     for path in sorted(paths):
         name = path.relative_to(root) if root else path
-        digest.update(str(name).encode() + b"\0")
+        digest.update(os.fsencode(name) + b"\0")
         try:
             if path.is_symlink():
                 digest.update(b"link to " + os.fsencode(os.readlink(path)))
@@ -56,10 +57,11 @@ def fingerprint(paths: Iterable[Path], *extra: str, root: Path | None = None) ->
 
 
 def files_of(entry: Path) -> list[Path]:
-    """Every file and link of a submission (links are not followed)."""
+    """Every file and link of a submission (links are not followed), as far as
+    :func:`grader.grading.submission.walk` reads it."""
     if not entry.is_dir() or entry.is_symlink():
         return [entry]
-    return sorted(p for p in entry.rglob("*") if p.is_symlink() or p.is_file())
+    return [p for p in walk(entry)[0] if p.is_symlink() or p.is_file()]
 
 
 def grader_fingerprint(solutions: Path, settings: str) -> str:
@@ -103,7 +105,8 @@ class Store:
         """Store a result graded from the submission whose fingerprint, taken before grading,
         is ``seen``, atomically (a reader sees the old file or the new one, whole)."""
         self.folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps({"fingerprint": seen, "result": result.to_json()}, allow_nan=False)
+        text = json.dumps(safe.tree({"fingerprint": seen, "result": result.to_json()}),
+                          allow_nan=False)
         write_atomic(self._path(student), text)
         self.written[student] = text
 
@@ -128,7 +131,9 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     """Write a file (text or bytes) so that it is never seen half-written, and the rename
     is on disk before this returns."""
     temporary = path.with_name(f".{path.name}.{os.getpid()}{TEMPORARY}")
-    with open(temporary, "wb" if isinstance(content, bytes) else "w") as handle:
+    if isinstance(content, str):  # text no output sanitised still cannot stop the writing
+        content = content.encode("utf-8", "backslashreplace")
+    with open(temporary, "wb") as handle:
         handle.write(content)
         handle.flush()
         os.fsync(handle.fileno())

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader import messages as msg
-from grader.grading import texts
+from grader.grading import safe, texts
 from grader.workers.run import Source
 
 SUFFIXES = (".ipynb", ".py")
@@ -28,6 +28,14 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 #: A notebook with more code cells than this is not run (each cell is one request to a worker,
 #: run again whenever a worker is replaced).
 MAX_CODE_CELLS = 2000
+#: A submission's folders are read this many levels down, no further.
+MAX_DEPTH = 32
+#: A submission with more files and folders than this is not read at all.
+MAX_ENTRIES = 10_000
+
+
+class Unreadable(ValueError):
+    """A submission the grader does not read, with the reason."""
 
 
 @dataclass
@@ -51,7 +59,36 @@ def discover(folder: Path) -> list[Path]:
 
 
 def student_name(entry: Path) -> str:
-    return entry.name if entry.is_dir() else entry.stem
+    """The student an entry is, as every output shows it: the folder's or file's name on one
+    line of valid UTF-8 (bytes that are not UTF-8 and control characters written as escapes)."""
+    return safe.line(entry.name if entry.is_dir() else entry.stem)
+
+
+def walk(entry: Path) -> tuple[list[Path], str | None]:
+    """Every file, folder and link under the folder ``entry``, links not followed, and why
+    the walk stopped early (None if it did not): folders below :data:`MAX_DEPTH` levels are
+    left out, and past :data:`MAX_ENTRIES` entries nothing is kept."""
+    found: list[Path] = []
+    stopped = None
+    folders = [(entry, 0)]
+    while folders:
+        folder, depth = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                children = list(listing)
+        except OSError:
+            continue  # unreadable: its files are not graded, as if absent
+        for child in children:
+            found.append(Path(child.path))
+            if len(found) > MAX_ENTRIES:
+                return [], texts.TOO_MANY_FILES.format(name=safe.line(entry.name),
+                                                       most=MAX_ENTRIES)
+            if child.is_dir(follow_symlinks=False):
+                if depth + 1 < MAX_DEPTH:
+                    folders.append((Path(child.path), depth + 1))
+                else:
+                    stopped = texts.TOO_DEEP.format(name=safe.line(entry.name), most=MAX_DEPTH)
+    return sorted(found), stopped
 
 
 def load(entry: Path) -> Submission:
@@ -59,10 +96,14 @@ def load(entry: Path) -> Submission:
     submission = Submission(student_name(entry), entry)
     if entry.is_symlink():
         why = texts.FILE_SYMLINK
-        submission.problems.append(msg.MSG_FILE_UNREADABLE.format(file=entry.name, why=why))
+        submission.problems.append(msg.MSG_FILE_UNREADABLE.format(file=safe.line(entry.name),
+                                                                  why=why))
         return submission
-    for file in _files(entry):
-        label = str(file.relative_to(entry)) if entry.is_dir() else file.name
+    files, stopped = _files(entry)
+    if stopped:
+        submission.problems.append(stopped)
+    for file in files:
+        label = safe.line(file.relative_to(entry) if entry.is_dir() else file.name)
         try:
             submission.sources += read_sources(file, label)
         except (OSError, ValueError) as exc:
@@ -70,20 +111,22 @@ def load(entry: Path) -> Submission:
     return submission
 
 
-def _files(entry: Path) -> list[Path]:
+def _files(entry: Path) -> tuple[list[Path], str | None]:
     """The files of an entry that hold code (and the links that would, to be refused), hidden
-    files and folders left out. Links to folders are not followed."""
+    files and folders left out, and why the walk stopped early. Links to folders are not
+    followed."""
     if not entry.is_dir():
-        return [entry]
-    return sorted(
+        return [entry], None
+    found, stopped = walk(entry)
+    return [
         p
-        for p in entry.rglob("*")
+        for p in found
         if not any(part.startswith(".") for part in p.relative_to(entry).parts)
         and (
             (p.suffix in SUFFIXES and (p.is_symlink() or p.is_file()))
             or (p.is_symlink() and p.is_dir())
         )
-    )
+    ], stopped
 
 
 def read_sources(file: Path, label: str) -> list[Source]:

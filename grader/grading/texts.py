@@ -25,6 +25,8 @@ NOTEBOOK_TOO_LARGE = (
     "hand it in again"
 )
 NOTEBOOK_TOO_MANY_CELLS = "more than {most} code cells: put the code in fewer cells"
+TOO_DEEP = "{name}: folders nested deeper than {most}; the files below them were not read"
+TOO_MANY_FILES = "{name}: more than {most} files and folders; none of them was read"
 FILE_NOT_TEXT = "not UTF-8 text ({error} at byte {at}): a binary file, or another encoding"
 NOTEBOOK_EMPTY = "the file is empty, not a notebook"
 FILE_SYMLINK = (
