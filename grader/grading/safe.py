@@ -9,7 +9,7 @@ surrogates, HTML, Markdown). Each output gets text it can hold and shows as text
   overrides) written as ``\\x1b``, ``\\u202e``: for terminals, names and file names;
 - :func:`csv_cell`: a line that a spreadsheet will not run (OWASP's rule for CSV injection:
   a cell starting with ``= + - @``, a tab or a carriage return gets a leading ``'``);
-- :func:`markdown`: a line whose HTML and Markdown show as typed;
+- :func:`markdown`: a line whose HTML, links and table cells show as typed;
 - :func:`html`: text escaped for HTML;
 - :func:`tree`: every string of a JSON-like value (keys too) made :func:`text`.
 """
@@ -23,10 +23,12 @@ from typing import Any
 
 #: OWASP: cells that start with these are read as formulas by spreadsheets.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-#: Characters with which text in a line of Markdown could make markup of its own (emphasis,
-#: a link or image, a table cell), written with a backslash before them; HTML's ``<`` and
-#: ``&`` are escaped as entities, and a backtick (code) becomes ``'``.
-_MARKDOWN = re.compile(r"([\\*_\[\]|])")
+#: Characters with which text in a line of Markdown could make a link or image, or a table
+#: cell, of its own, written with a backslash before them (and the backslash itself); HTML's
+#: ``<`` and ``&`` are escaped as entities, and a backtick (code) becomes ``'``. Emphasis is
+#: left alone: it can only change how text looks, and escaping it would litter every
+#: ``snake_case`` name with backslashes.
+_MARKDOWN = re.compile(r"([\\\[\]|])")
 _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 
 
@@ -64,8 +66,8 @@ def csv_rows(rows: Any) -> list[list[str]]:
 
 
 def markdown(value: Any) -> str:
-    """One line of Markdown prose that shows ``value`` as typed: no HTML, code, link,
-    emphasis or table cell of its own (a backtick is shown as ``'``)."""
+    """One line of Markdown prose that shows ``value``: no HTML, code, link, image or table
+    cell of its own (a backtick is shown as ``'``)."""
     escaped = _html.escape(line(value), quote=False).replace("`", "'")
     return _MARKDOWN.sub(r"\\\1", escaped)
 
