@@ -24,10 +24,10 @@ from typing import Any
 #: OWASP: cells that start with these are read as formulas by spreadsheets.
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 #: Characters with which text in a line of Markdown could make a link or image, or a table
-#: cell, of its own, written with a backslash before them (and the backslash itself); HTML's
-#: ``<`` and ``&`` are escaped as entities, and a backtick (code) becomes ``'``. Emphasis is
-#: left alone: it can only change how text looks, and escaping it would litter every
-#: ``snake_case`` name with backslashes.
+#: cell, of its own, written with a backslash before them (and the backslash itself). ``<``
+#: and ``&``, which start HTML tags and entities, become entities; a backtick (code) becomes
+#: ``'``. Emphasis is left alone: it only changes how text looks, and escaping it would
+#: litter every ``snake_case`` name with backslashes.
 _MARKDOWN = re.compile(r"([\\\[\]|])")
 _NUMBER = re.compile(r"[+-]?\d+(\.\d+)?([eE][+-]?\d+)?")
 
@@ -68,7 +68,7 @@ def csv_rows(rows: Any) -> list[list[str]]:
 def markdown(value: Any) -> str:
     """One line of Markdown prose that shows ``value``: no HTML, code, link, image or table
     cell of its own (a backtick is shown as ``'``)."""
-    escaped = _html.escape(line(value), quote=False).replace("`", "'")
+    escaped = line(value).replace("&", "&amp;").replace("<", "&lt;").replace("`", "'")
     return _MARKDOWN.sub(r"\\\1", escaped)
 
 
