@@ -34,10 +34,6 @@ MAX_DEPTH = 32
 MAX_ENTRIES = 10_000
 
 
-class Unreadable(ValueError):
-    """A submission the grader does not read, with the reason."""
-
-
 @dataclass
 class Submission:
     """One student's code."""
