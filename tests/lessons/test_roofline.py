@@ -30,3 +30,15 @@ def test_measuring_here_times_a_matmul_and_an_elementwise_op(size):
     chip = roofline.measure_here(size=size, elements=2**14, repeats=2)
     assert chip.name == "cpu" and chip.matmul_flops > 0 and chip.bandwidth > 0
     assert chip.source.startswith("measured here")
+
+
+def test_a_measurement_that_fails_falls_back_to_the_stored_figures_and_says_why(monkeypatch):
+    """An accelerator found, but its measuring process fails (out of memory, say): does the
+    lesson get the H200 figures with the reason, instead of an error?"""
+    found = '{"platform": "gpu", "count": 1, "kind": "Tesla T4", "problem": ""}'
+    monkeypatch.setenv("COURSE_ACCELERATORS", found)
+    monkeypatch.setattr(roofline.sys, "executable", "/bin/false")
+    chip = roofline.measure()
+    assert (chip.matmul_flops, chip.bandwidth) == (roofline.H200.matmul_flops,
+                                                   roofline.H200.bandwidth)
+    assert chip.source.startswith(roofline.H200.source + ": measuring here failed (")
