@@ -147,6 +147,14 @@ def accelerator_plugins() -> list[str]:
     return found
 
 
+def accelerator_env() -> dict[str, str]:
+    """The environment of a process that may use this machine's accelerator although the
+    kernel runs on CPU devices: JAX left to choose its platform, and no GPU memory taken
+    before it is needed."""
+    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
+    return env | {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+
+
 def look_for_accelerators(python: str = sys.executable, plugins: list[str] | None = None,
                           timeout: float = LOOK_TIMEOUT) -> Found:
     """What JAX finds when left to choose, asked in a short-lived process so that this one's
@@ -155,8 +163,7 @@ def look_for_accelerators(python: str = sys.executable, plugins: list[str] | Non
         return Found(**json.loads(os.environ[FOUND_ENV]))
     if not (accelerator_plugins() if plugins is None else plugins):
         return Found()
-    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
-    env.update(XLA_PYTHON_CLIENT_PREALLOCATE="false", TF_CPP_MIN_LOG_LEVEL="3")
+    env = accelerator_env() | {"TF_CPP_MIN_LOG_LEVEL": "3"}
     try:
         done = subprocess.run([python, "-c", _LOOK], capture_output=True, text=True, env=env,
                               timeout=timeout)

@@ -12,7 +12,6 @@ shown, marked as such.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -83,14 +82,13 @@ def measure() -> Chip:
     """This machine's accelerator, measured, or :data:`H200` where it has none."""
     import jax
 
-    from grader.devices import look_for_accelerators
+    from grader.devices import accelerator_env, look_for_accelerators
 
     if jax.default_backend() != "cpu":
         return measure_here()
     if not look_for_accelerators().platform:
         return H200
-    env = {k: v for k, v in os.environ.items() if k != "JAX_PLATFORMS"}
-    env["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
+    env = accelerator_env()
     try:
         done = subprocess.run([sys.executable, "-m", "grader.lessons.roofline"], env=env,
                               capture_output=True, text=True, timeout=TIMEOUT, check=True)
