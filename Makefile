@@ -7,7 +7,7 @@ include setup.mk
 
 SANITIZE := tests/nbval_sanitize.cfg
 
-.PHONY: test grade exercises expected lock bench clean
+.PHONY: test grade exercises expected lock bench container clean
 
 ## The whole test suite: grader unit tests, solutions vs hidden tests, stubs score zero,
 ## exercises/ in sync, every notebook executed, and nbval over the lessons.
@@ -38,6 +38,13 @@ lock: | $(UV)
 ## Grading speed, in seconds per submission and per exercise.
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/grading.py
+
+## The grader in a container image with its sandbox inside (Containerfile), for machines
+## without bubblewrap; podman or docker builds it.
+CONTAINER ?= $(shell command -v podman || command -v docker)
+container:
+	@[ -n "$(CONTAINER)" ] || { echo "make: container needs podman or docker" >&2; exit 1; }
+	$(CONTAINER) build --tag jax-course-grader --file Containerfile .
 
 clean:
 	rm -rf $(VENV) build .pytest_cache

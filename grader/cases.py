@@ -175,16 +175,19 @@ def describe_error(exc: BaseException) -> dict[str, str]:
 
 
 # --- deciding (trusted side) ---------------------------------------------------------------
-def decide(found: Case, outcomes: dict[int, dict], wants: dict[int, dict]) -> TestResult:
+def decide(found: Case, outcomes: dict[int, dict], wants: dict[int, dict],
+           brief: bool = False) -> TestResult:
     """Judge a case from the student's outcome and the reference's, per device count.
 
     The case passes when it passes on every device count (the default count first); the
-    first failure is reported.
+    first failure is reported. ``brief`` (grading): what the submission wrote is quoted only
+    as a short excerpt (:data:`EXCERPT`).
     """
     name = found.exercise
     for index, (devices, outcome) in enumerate(outcomes.items()):
         want = wants.get(devices)
-        status, message, hint, got_text, want_text = _judge_one(found, name, outcome, want)
+        status, message, hint, got_text, want_text = _judge_one(found, name, outcome, want,
+                                                                brief)
         if status != msg.PASSED and index > 0 and status in (msg.FAILED, msg.ERROR):
             hint = common.HINT_DEVICE_COUNT  # right on the first device count, wrong on another
         if status != msg.PASSED:
@@ -211,9 +214,9 @@ def decide(found: Case, outcomes: dict[int, dict], wants: dict[int, dict]) -> Te
 
 
 def decide_all(found: Sequence[Case], outcomes: dict[str, dict[int, dict]],
-               wants: dict[str, dict[int, dict | None]]) -> list[TestResult]:
-    """Judge every case of ``found`` (:func:`decide`), from the student's and the
-    reference's outcomes by case id and device count.
+               wants: dict[str, dict[int, dict | None]], brief: bool = False) -> list[TestResult]:
+    """Judge every case of ``found`` (:func:`decide`, ``brief`` as there), from the student's
+    and the reference's outcomes by case id and device count.
 
     A test of how a function computes (one whose reference measure was verified) counts on
     a device count only where every other test of its exercise passed on it: a program with
@@ -228,10 +231,10 @@ def decide_all(found: Sequence[Case], outcomes: dict[str, dict[int, dict]],
              if _judge_one(c, c.exercise, outcome, wants[c.id].get(n))[0] != msg.PASSED}
     return [decide(c, {n: {**outcome, "values_wrong": True} if (c.exercise, n) in wrong
                        else outcome for n, outcome in outcomes[c.id].items()}
-                   if c.id in how else outcomes[c.id], wants[c.id]) for c in found]
+                   if c.id in how else outcomes[c.id], wants[c.id], brief) for c in found]
 
 
-def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
+def _judge_one(found: Case, name: str, outcome: dict, want: dict | None, brief: bool = False):
     if outcome.get("missing"):
         return msg.NOT_FOUND, outcome["missing"], None, None, None
     if "timeout" in outcome:
@@ -242,11 +245,19 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         return msg.CRASHED, text, None, None, None
     if "not_run" in outcome:
         return msg.ERROR, msg.MSG_NOT_RUN.format(reason=outcome["not_run"]), None, None, None
+    # In grading, what a submission wrote reaches feedback only as a short excerpt: its code
+    # runs next to the hidden tests and could carry them out in an error message, a name or
+    # a value. The verifier's reasons (the grader's words, quoting a little of a program) are
+    # cut a little longer.
+    limit, reason = (EXCERPT, BRIEF_MESSAGE) if brief else (MESSAGE, MESSAGE)
     if "tampered" in outcome:
-        text = msg.MSG_TAMPERED.format(name=name, what=changes(outcome["tampered"]))
-        return msg.FAILED, text, None, None, None
+        what = _shorten(changes(outcome["tampered"]), limit)
+        return msg.FAILED, msg.MSG_TAMPERED.format(name=name, what=what), None, None, None
     if "unverified" in outcome:
-        text = msg.MSG_UNVERIFIED.format(name=name, why=_shorten(str(outcome["unverified"])))
+        why = _shorten(str(outcome["unverified"]), reason)
+        return msg.ERROR, msg.MSG_UNVERIFIED.format(name=name, why=why), None, None, None
+    if "unreadable" in outcome:  # the grader's own reason (see grader.workers.replies)
+        text = msg.MSG_BAD_DATA.format(name=name, problem=outcome["unreadable"])
         return msg.ERROR, text, None, None, None
     if "threads" in outcome:
         text = msg.MSG_THREADS.format(name=name, count=outcome["threads"])
@@ -257,11 +268,11 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
             return msg.NOT_ATTEMPTED, msg.MSG_NOT_ATTEMPTED.format(name=name), None, None, None
         full = str(error.get("message", ""))
         if error.get("type") == plain.NotPlain.__name__:  # raised reading what it returned
-            text = msg.MSG_BAD_DATA.format(name=name, problem=_shorten(full))
+            text = msg.MSG_BAD_DATA.format(name=name, problem=_shorten(full, limit))
             return msg.ERROR, text, None, None, None
-        text = msg.MSG_RAISED.format(
-            name=name, type=error.get("type", "an error"), message=_shorten(full)
-        )
+        kind = str(error.get("type", "an error"))
+        kind = kind if len(kind) <= TYPE_NAME else kind[:TYPE_NAME - 3] + "..."
+        text = msg.MSG_RAISED.format(name=name, type=kind, message=_shorten(full, limit))
         return msg.ERROR, text, error_hint(full, str(error.get("where", ""))), None, None
     if want is None or not want.get("ok"):
         problem = (want or {}).get("error", {}).get("message", "no reference result")
@@ -282,13 +293,15 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None):
         if outcome.get("values_wrong"):  # see decide_all
             return msg.FAILED, msg.MSG_HOW_NEEDS_VALUES.format(name=name), None, None, None
         if "differs" in outcome:  # its program was measured, but computes something else
-            text = msg.MSG_DIFFERS.format(name=name, why=_shorten(str(outcome["differs"])))
-            return msg.FAILED, text, None, None, None
+            why = _shorten(str(outcome["differs"]), reason)
+            return msg.FAILED, msg.MSG_DIFFERS.format(name=name, why=why), None, None, None
         return msg.PASSED, "", None, None, None
     shown = [k for k in want_data if not k.startswith("_")]
-    got_text = _show(got_data, shown)
+    got_text = _show(got_data, shown, limit)
     want_text = None if found.hidden else _show(want_data, shown)
-    return msg.FAILED, verdict.message, verdict.hint, got_text, want_text
+    # a judge's message may quote what the function returned (the keys of a dict, say)
+    message = _shorten(verdict.message, BRIEF_MESSAGE) if brief else verdict.message
+    return msg.FAILED, message, verdict.hint, got_text, want_text
 
 
 def changes(names: Any, shown: int = 4) -> str:
@@ -305,7 +318,18 @@ _JAX_FOOTER = re.compile(r"\n-{10,}\n.*", re.S)
 _INTERNAL_FUNCTION = re.compile(r"(?:^|\s)(?:applied )?to the function '_\w*'\s*")
 
 
-def _shorten(text: str, limit: int = 700) -> str:
+#: The longest excerpt of what a submission wrote (an error's message, what it returned) that
+#: ``check()`` shows, and that the grader's feedback shows: in the grader the submission's
+#: code runs next to the hidden tests and could otherwise copy them out piece by piece.
+MESSAGE, EXCERPT = 700, 80
+#: The longest message of a judge in the grader's feedback (its own words, and what it
+#: quotes of the function's results, the keys of a dict say).
+BRIEF_MESSAGE = 300
+#: The longest name of an exception's type shown (a submission names its own classes).
+TYPE_NAME = 40
+
+
+def _shorten(text: str, limit: int = MESSAGE) -> str:
     """An error message as one readable line: its paragraphs joined (JAX puts the
     explanation after the first), JAX's own function names and trailing notes left out, cut
     after the last whole sentence within ``limit`` characters."""
@@ -320,7 +344,7 @@ def _shorten(text: str, limit: int = 700) -> str:
     return (cut[: end + 1] if end > limit // 2 else cut) + " ..."
 
 
-def _show(data: dict, keys: list[str]) -> str:
+def _show(data: dict, keys: list[str], limit: int = 300) -> str:
     if keys == ["result"]:
-        return plain.describe(data.get("result"))
-    return plain.describe({k: data[k] for k in keys if k in data})
+        return plain.describe(data.get("result"), min(limit, 300))
+    return plain.describe({k: data[k] for k in keys if k in data}, min(limit, 300))

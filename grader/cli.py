@@ -38,7 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("--force", action="store_true",
                        help="regrade every submission, even those graded before into OUT")
     grade.add_argument("--no-sandbox", action="store_true",
-                       help="run workers as plain processes even where bubblewrap is installed")
+                       help="run submissions as plain processes, on purpose: without this, "
+                       "grading needs bubblewrap's sandbox and refuses to run without one (as "
+                       "root, submissions run as nobody either way)")
     grade.add_argument("--shard", metavar="K/N", default="1/1",
                        help="grade only the K-th of N slices of the students (round robin over "
                        "their sorted names); put the slices together with `merge`")

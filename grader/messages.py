@@ -125,6 +125,8 @@ MSG_CELL_TIMEOUT = "{where} did not finish within {seconds:g} s and was skipped"
 MSG_CELL_CRASHED = "{where} ended the process ({how}) and was skipped"
 MSG_REPLY_TOO_LARGE = "its reply is larger than any test needs ({what})"
 MSG_REPLY_UNREADABLE = "its reply is not valid JSON"
+MSG_REPLIES_TOO_MANY_BYTES = ("the replies of its tests on {devices} device(s) are larger than "
+                              "any test needs (over {mib} MiB in all)")
 MSG_REPLIES_TOO_LARGE = ("the replies of its tests on {devices} device(s) are larger than any "
                          "test needs (over {items:,} values in all)")
 #: grader/workers/replay.py, which replays a submission's cells for lesson 6's processes.
@@ -150,10 +152,30 @@ WARN_SANDBOX_OFF = (
     "warning: --no-sandbox: submissions run as plain processes that can read and write what "
     "you can; see the README"
 )
+NO_SANDBOX = (
+    "no submission was run: there is no working sandbox here ({why}). Install bubblewrap "
+    "(Debian, Ubuntu: apt-get install bubblewrap), or grade in the course's container "
+    "(`make container`, see the README), or pass --no-sandbox to run submissions as plain "
+    "processes on purpose"
+)
+OVER_GROUP_MEMORY = (
+    " (its processes went over the {mib} MiB they may hold together, and the kernel killed one)"
+)
+BWRAP_MISSING = "bubblewrap (bwrap) is not installed"
+WORKER_CANNOT_START = "no submission was run: a worker cannot start here ({why})"
+WORKER_USER_CANNOT_START = (
+    "as root, the grader runs submissions as user {uid}, not as root, and that user cannot "
+    "start the course's Python ({why}): let other users read the course's folder and its "
+    "Python environment (chmod o+rX), or grade as an ordinary user"
+)
 WARN_NO_CGROUPS = (
     "warning: no control group can be made here, so a submission's processes are capped in "
-    "number{root} but not in their share of the CPU: busy ones slow down the other --jobs; "
-    "see the README"
+    "number and each in memory, but not in the memory they hold together or in their share "
+    "of the CPU: busy ones slow down the other --jobs; see the README"
+)
+WARN_NO_MEMORY_GROUP = (
+    "warning: the control groups made here have no memory controller, so each of a "
+    "submission's processes is capped in memory but not all of them together; see the README"
 )
 
 # --- grading of results: what a student's results say beside the tests' messages ----------

@@ -174,7 +174,8 @@ def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
     exercises = {e.name: ExerciseResult(e.name, []) for e in EXERCISES if e.name in tested}
     outcomes = {c.id: {n: runs[n].outcomes[c.id] for n in c.device_counts} for c in cases}
     expected = {c.id: {n: wants[n].outcomes.get(c.id) for n in c.device_counts} for c in cases}
-    for c, decided in zip(cases, case_registry.decide_all(cases, outcomes, expected),
+    for c, decided in zip(cases, case_registry.decide_all(cases, outcomes, expected,
+                                                               brief=True),
                           strict=True):
         exercises[c.exercise].tests.append(decided)
     notes = list(problems) + [p for n in sorted(runs, reverse=True) for p in runs[n].problems]
@@ -279,6 +280,9 @@ def grade(
     todo = [e for e in chosen if e not in results]
     if todo:
         sandbox = Sandbox(private_paths(submissions, out, solutions), use_bwrap=use_sandbox)
+        refused = sandbox.problem()  # without the sandbox only on purpose (--no-sandbox)
+        if refused:
+            raise GradingError(refused)
         jobs = max(1, jobs or default_jobs())
         wants = reference(solutions, cases, limits, sandbox, jobs)
 

@@ -52,6 +52,10 @@ K = 25
 WINDOW = 1
 #: A function longer than this (normalised) is not compared: no exercise needs a tenth of it.
 MAX_CHARACTERS = 20_000
+#: A cell or file longer than this is not parsed: its syntax tree would cost the grader up to
+#: about 500 bytes of memory per character (an 11 MiB file, gigabytes), and a function that
+#: can be compared is a small part of this.
+MAX_PARSED = 64 * 1024
 HTML = "similarity.html"
 
 
@@ -99,7 +103,8 @@ class Pair:
 
 def functions(sources: Iterable[submission.Source], names: Iterable[str]) -> dict[str, str]:
     """Each top-level function named in ``names`` (the last one defined wins, as when the
-    cells run in order), as :func:`normalised` code; cells that do not parse are skipped."""
+    cells run in order), as :func:`normalised` code; cells that do not parse, or are
+    too long to (:data:`MAX_PARSED`), are skipped."""
     wanted = set(names)
     found: dict[str, str] = {}
     for source in sources:
@@ -129,6 +134,10 @@ def normalised(tree: ast.AST) -> str:
 
 
 def _parse(code: str) -> ast.Module | None:
+    """The syntax tree of ``code``, or None where it does not parse or is too long to parse
+    (:data:`MAX_PARSED`)."""
+    if len(code) > MAX_PARSED:
+        return None
     try:
         return ast.parse(_without_magics(code))
     except (SyntaxError, ValueError, RecursionError, MemoryError):

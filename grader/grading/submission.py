@@ -28,6 +28,11 @@ MAX_FILE_BYTES = 20 * 1024 * 1024
 #: A notebook with more code cells than this is not run (each cell is one request to a worker,
 #: run again whenever a worker is replaced).
 MAX_CODE_CELLS = 2000
+#: A notebook is parsed only if its JSON holds at most this many containers and items (every
+#: ``{``, ``[`` and ``,`` counted before parsing): parsing costs about 36 bytes of the
+#: grader's memory for each, so a 20 MiB file of ``[{},{},...]`` would take 0.5 GiB; this
+#: bounds it at about 70 MiB, twenty times what a notebook of 20 MiB of text outputs needs.
+MAX_NOTEBOOK_ITEMS = 2_000_000
 #: A submission's folders are read this many levels down, no further.
 MAX_DEPTH = 32
 #: A submission with more files and folders than this is not read at all.
@@ -160,6 +165,8 @@ def read_file(file: Path) -> bytes:
 
 def notebook_sources(text: str, label: str) -> list[Source]:
     """The code cells of a notebook (nbformat 4), in order."""
+    if text.count("{") + text.count("[") + text.count(",") > MAX_NOTEBOOK_ITEMS:
+        raise ValueError(texts.NOTEBOOK_TOO_MANY_ITEMS.format(most=MAX_NOTEBOOK_ITEMS))
     try:
         notebook = json.loads(text)
     except (ValueError, RecursionError) as exc:

@@ -37,6 +37,10 @@ NOTEBOOK_FORMAT = (
     "notebook format {found!r} is not supported (4 is): open it in Jupyter and save it again"
 )
 FILE_BINARY = "it is a binary file, not code"
+NOTEBOOK_TOO_MANY_ITEMS = (
+    "over {most:,} JSON values: clear its outputs (Edit > Clear Outputs of All Cells), save, and "
+    "hand it in again"
+)
 NOTEBOOK_INVALID_JSON = "not a valid notebook (invalid JSON: {error})"
 NOTEBOOK_NOT_OBJECT = "not a valid notebook (not a JSON object)"
 NOTEBOOK_NO_CELLS = "not a valid notebook (no list of cells)"

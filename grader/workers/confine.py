@@ -1,10 +1,13 @@
-"""How many processes a worker may start, and its share of the CPU.
+"""How many processes a worker may start, how much memory they hold, and their share of the
+CPU.
 
 A submission could start thousands of processes, or busy ones, and slow down every other
-worker on the machine until their exercises time out. Each worker and verifier therefore runs
-in a control group of its own (cgroup v2, or the ``pids`` and ``cpu`` hierarchies of v1) where
-the grader may make one: all its processes and threads together are at most
-:data:`MAX_TASKS`, and the group gets the same share of the CPU as every other worker's,
+worker on the machine until their exercises time out; or start children that each stay under
+the per-process memory cap and together hold the machine's memory. Each worker and verifier
+therefore runs in a control group of its own (cgroup v2, or the ``pids``, ``cpu`` and
+``memory`` hierarchies of v1) where the grader may make one: all its processes and threads
+together are at most :data:`MAX_TASKS`, they hold at most the worker's memory limit together
+(swap included: none), and the group gets the same share of the CPU as every other worker's,
 however many processes it runs. Killing a worker kills everything in its group, a process
 that left its session included.
 
@@ -36,13 +39,17 @@ _names = itertools.count()
 @dataclass(frozen=True)
 class Group:
     """One worker's control group: a folder in each hierarchy used (one for cgroup v2; the
-    ``pids`` and, when it can be had, the ``cpu`` hierarchy for v1)."""
+    ``pids`` and, when they can be had, the ``cpu`` and ``memory`` hierarchies for v1), and
+    the bytes its processes may hold together, where the memory controller caps them."""
 
     folders: tuple[Path, ...]
+    memory: int | None = None
 
     @classmethod
-    def create(cls) -> Group | None:
-        """A new group capped at :data:`MAX_TASKS`, or None where none can be made."""
+    def create(cls, memory: int | None = None) -> Group | None:
+        """A new group capped at :data:`MAX_TASKS` and, where the memory controller can be
+        had, at ``memory`` bytes for all its processes together; None where none can be
+        made."""
         bases = _bases()
         if bases is None:
             return None
@@ -53,10 +60,24 @@ class Group:
                 (base / name).mkdir()
                 made.append(base / name)
             (made[0] / "pids.max").write_text(f"{MAX_TASKS}\n")
+            capped = memory is not None and any(_cap_memory(folder, memory) for folder in made)
         except OSError:
             Group(tuple(made)).remove()
             return None
-        return cls(tuple(made))
+        return cls(tuple(made), memory if capped else None)
+
+    def out_of_memory(self) -> bool:
+        """Whether the kernel killed a process of the group for going over its memory cap."""
+        for folder in self.folders:
+            for name in ("memory.events", "memory.oom_control"):
+                try:
+                    fields = dict(line.split() for line in (folder / name).read_text()
+                                  .splitlines() if len(line.split()) == 2)
+                except (OSError, ValueError):
+                    continue
+                if int(fields.get("oom_kill", "0")) > 0:
+                    return True
+        return False
 
     def command(self, args: list[str]) -> list[str]:
         """``args`` run in this group: a shell joins it, then becomes ``args``, so that
@@ -101,6 +122,22 @@ class Group:
                     time.sleep(0.01)
 
 
+def _cap_memory(folder: Path, memory: int) -> bool:
+    """Cap the processes of the group ``folder`` at ``memory`` bytes together, with no swap,
+    if it is a memory controller's folder (v2's ``memory.max``, v1's ``limit_in_bytes``)."""
+    if (folder / "memory.max").exists():
+        (folder / "memory.max").write_text(f"{memory}\n")
+        if (folder / "memory.swap.max").exists():
+            (folder / "memory.swap.max").write_text("0\n")
+        return True
+    if (folder / "memory.limit_in_bytes").exists():
+        (folder / "memory.limit_in_bytes").write_text(f"{memory}\n")
+        if (folder / "memory.memsw.limit_in_bytes").exists():  # memory and swap together
+            (folder / "memory.memsw.limit_in_bytes").write_text(f"{memory}\n")
+        return True
+    return False
+
+
 _found: list[tuple[Path, ...] | None] = []
 
 
@@ -109,10 +146,23 @@ def available() -> bool:
     return _bases() is not None
 
 
+def caps_memory() -> bool:
+    """Whether this process's groups can cap their processes' memory together."""
+    for base in _bases() or ():
+        if (base / "memory.limit_in_bytes").exists():
+            return True
+        try:
+            if "memory" in (base / "cgroup.subtree_control").read_text().split():
+                return True
+        except OSError:
+            pass
+    return False
+
+
 def _bases() -> tuple[Path, ...] | None:
     """Where this process may make groups (found once): for cgroup v2, its own group or the
     root of the hierarchy, where ``pids`` is among the controllers; for v1, the same in the
-    ``pids`` hierarchy, with the ``cpu`` one beside it when writable."""
+    ``pids`` hierarchy, with the ``cpu`` and ``memory`` ones beside it when writable."""
     if not _found:
         _found.append(_find())
     return _found[0]
@@ -147,10 +197,10 @@ def _find() -> tuple[Path, ...] | None:
             if _usable(base, v2=True, capped=True):
                 return (_sweep(base),)
     pids = _v1(mounts, own, "pids")
-    cpu = _v1(mounts, own, "cpu")
     if pids is None:
         return None
-    return tuple(_sweep(base) for base in (pids, cpu) if base is not None)
+    others = (_v1(mounts, own, "cpu"), _v1(mounts, own, "memory"))
+    return tuple(_sweep(base) for base in (pids, *others) if base is not None)
 
 
 def _v1(mounts: list[list[str]], own: list[list[str]], controller: str) -> Path | None:
@@ -175,9 +225,9 @@ def _usable(base: Path, v2: bool, capped: bool) -> bool:
     and joined."""
     probe = base / f"jax-course-grader-{os.getpid()}-probe"
     try:
-        if v2:  # the pids controller for its children, and the cpu one if it can be had
+        if v2:  # the pids controller for its children, and cpu and memory if they can be had
             enabled = (base / "cgroup.subtree_control").read_text().split()
-            for controller in ("pids", "cpu"):
+            for controller in ("pids", "cpu", "memory"):
                 if controller not in enabled:
                     try:
                         (base / "cgroup.subtree_control").write_text(f"+{controller}\n")

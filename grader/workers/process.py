@@ -17,6 +17,7 @@ import tempfile
 import threading
 import time
 
+from grader import messages as msg
 from grader import processes
 from grader.workers import confine, replies
 from grader.workers.sandbox import Limits, Sandbox
@@ -93,17 +94,18 @@ class WorkerProcess:
             env.update({"JAX_COMPILATION_CACHE_DIR": os.path.join(self.home.name, "jax-cache"),
                         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
                         "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"})
-        prefix = sandbox.command(self.home.name)
-        self.sandboxed = bool(prefix)
-        # Its processes and threads together are capped, and share the CPU as one, in a
-        # control group of its own; where none can be made, the worker caps its own.
-        self.group = confine.Group.create()
-        command = [*prefix, sys.executable, "-I", "-c", f"from {module} import main; main()",
-                   str(devices), str(limits.memory),
-                   # A plain worker ties its life to the grader's itself (in the sandbox, its
-                   # pid is another and bubblewrap does it).
-                   "0" if prefix else str(os.getpid()),
-                   "0" if self.group else "1"]
+        self.sandboxed = sandbox.sandboxed
+        # Its processes and threads together are capped in number and in memory, and share
+        # the CPU as one, in a control group of its own; where none can be made, the worker
+        # caps its own number of tasks, and each process its own memory.
+        self.group = confine.Group.create(limits.memory)
+        command = sandbox.launch([
+            sys.executable, "-I", "-c", f"from {module} import main; main()",
+            str(devices), str(limits.memory),
+            # A plain worker ties its life to the grader's itself (in the sandbox, its pid is
+            # another and bubblewrap does it).
+            "0" if self.sandboxed else str(os.getpid()),
+            "0" if self.group else "1"], self.home.name)
         self.process = spawn(
             self.group.command(command) if self.group else command,
             stdin=subprocess.PIPE,
@@ -118,6 +120,7 @@ class WorkerProcess:
         self.replies: queue.Queue[tuple[bytes, bool] | None] = queue.Queue(KEEP_REPLIES + 1)
         self.awaiting: bytes | None = b'"ready"'  # the id of the request awaited, quoted
         self.cost = 0  # of the last reply received (see replies.cost)
+        self.size = 0  # and its bytes
         self.tail = b""
         threading.Thread(target=self._read_replies, daemon=True).start()
         threading.Thread(target=self._discard_output, daemon=True).start()
@@ -165,6 +168,7 @@ class WorkerProcess:
             if found is not None:
                 self.awaiting = None
                 reply, self.cost = found
+                self.size = len(text) if self.cost else 0  # a failed read keeps nothing
                 return reply
 
     def request(self, op: str, timeout: float, **fields: object) -> dict:
@@ -179,7 +183,10 @@ class WorkerProcess:
         return self.receive(req, timeout, op)
 
     def how_it_ended(self) -> str:
-        return processes.how_it_ended(self.process, wait=5, sandboxed=self.sandboxed)
+        how = processes.how_it_ended(self.process, wait=5, sandboxed=self.sandboxed)
+        if self.group and self.group.memory and self.group.out_of_memory():
+            how += msg.OVER_GROUP_MEMORY.format(mib=self.group.memory // 2**20)
+        return how
 
     def kill(self) -> None:
         """Kill the worker and everything it started (in its control group, if it has one,

@@ -31,3 +31,4 @@ class Run:
     unfinished: str | None = None
     programs: dict[tuple[str, tuple, str], str] = field(default_factory=dict)
     kept: int = 0  # what the replies kept cost (see grader.workers.replies)
+    kept_bytes: int = 0  # and their bytes

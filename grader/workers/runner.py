@@ -114,8 +114,8 @@ def _load(worker, sources, skip, reported, result, limits, ends) -> bool:
             result.problems.append(
                 msg.MSG_CELL_RAISED.format(
                     where=source.label,
-                    type=error.get("type", "an error"),
-                    message=str(error.get("message", ""))[:300],
+                    type=str(error.get("type", "an error"))[:case_registry.TYPE_NAME],
+                    message=str(error.get("message", ""))[:case_registry.EXCERPT],
                 )
             )
     return True
@@ -160,9 +160,13 @@ def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits,
                 failure = {"ok": False, "crashed": str(exc), "devices": worker.devices}
             else:
                 result.kept += worker.cost
+                result.kept_bytes += worker.size
                 if result.kept > replies.MAX_RUN_ITEMS:  # kept until judged: bounded
                     reply = replies.failed(msg.MSG_REPLIES_TOO_LARGE.format(
                         devices=worker.devices, items=replies.MAX_RUN_ITEMS))
+                elif result.kept_bytes > replies.MAX_RUN_BYTES:  # in values and in bytes
+                    reply = replies.failed(msg.MSG_REPLIES_TOO_MANY_BYTES.format(
+                        devices=worker.devices, mib=replies.MAX_RUN_BYTES // 2**20))
                 restored = reply.pop("restored", None)
                 if restored:
                     text = msg.MSG_RESTORED.format(what=case_registry.changes(restored))

@@ -7,8 +7,11 @@ starts the grader (:class:`Sandbox`); :class:`Limits` bounds its time and memory
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
+import subprocess
 import sys
+import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +58,37 @@ class Sandbox:
     @property
     def sandboxed(self) -> bool:
         return bool(self.use_bwrap and BWRAP)
+
+    def problem(self) -> str | None:
+        """Why no worker can run here as :meth:`launch` would start it, as a sentence that
+        says what to do, or None. bubblewrap wanted but not installed, or failing to make its
+        sandbox (a container that forbids user namespaces), is refused with the ways out
+        (``--no-sandbox`` among them); so is a worker's user (:func:`worker_user`) who cannot
+        start the course's Python. Found by starting one, as a worker starts, that imports the
+        worker and exits."""
+        if self.use_bwrap and not BWRAP:
+            return msg.NO_SANDBOX.format(why=msg.BWRAP_MISSING)
+        user = worker_user()
+        if user is not None:  # first the user alone: a sandbox that fails may be its doing
+            said = _start(Sandbox(self.hidden, use_bwrap=False, scratch=self.scratch))
+            if said is not None:
+                return msg.WORKER_USER_CANNOT_START.format(uid=user[0], why=said)
+        said = _start(self)
+        if said is None:
+            return None
+        if self.sandboxed:
+            return msg.NO_SANDBOX.format(why=said)
+        return msg.WORKER_CANNOT_START.format(why=said)
+
+    def launch(self, command: list[str], home: str) -> list[str]:
+        """``command`` as a worker runs it, ``home`` its folder: as :func:`worker_user`, in
+        the sandbox where there is one. ``home`` is handed to that user."""
+        user = worker_user()
+        if user is None:
+            return [*self.command(home), *command]
+        os.chown(home, *user)
+        return [sys.executable, "-I", "-S", "-c", _BECOME, str(user[0]), str(user[1]),
+                *self.command(home), *command]
 
     def command(self, home: str) -> list[str]:
         """The bubblewrap command line, or none. Everything in the sandbox ends when the
@@ -116,6 +150,47 @@ def _system() -> list[str]:
 _SYSTEM = tuple(_system())
 _warned = threading.Event()
 
+#: How long the check that a worker can start (:meth:`Sandbox.problem`) may take.
+PREFLIGHT_SECONDS = 120
+_PREFLIGHT = "import grader.workers.worker; print('ready')"
+#: Becomes the user and group given, with no other group, then runs the rest of its command
+#: line: a process that leaves root gives up every capability with it.
+_BECOME = ("import os, sys; os.setgroups([]); os.setgid(int(sys.argv[2])); "
+           "os.setuid(int(sys.argv[1])); os.execv(sys.argv[3], sys.argv[3:])")
+#: Whom workers run as when the grader runs as root.
+UNPRIVILEGED_USER = "nobody"
+
+
+def _start(sandbox: Sandbox) -> str | None:
+    """The last line a worker's start said, if it failed: one started as ``sandbox``
+    launches it, that imports the worker and exits."""
+    with tempfile.TemporaryDirectory(prefix="grader-preflight-") as home:
+        command = sandbox.launch([sys.executable, "-I", "-c", _PREFLIGHT], home)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, cwd=home,
+                                  env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                       "HOME": home, "JAX_PLATFORMS": "cpu"},
+                                  timeout=PREFLIGHT_SECONDS)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"{type(exc).__name__}: {exc}"[:300]
+    if done.returncode == 0 and done.stdout.strip() == "ready":
+        return None
+    said = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+    return said[0][:300]
+
+
+def worker_user() -> tuple[int, int] | None:
+    """The user and group a worker (and a verifier) runs as: the grader's own, except that a
+    grader started by root never runs a submission as root, sandboxed or not: then the user
+    ``nobody`` (65534 where the system has none)."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        entry = pwd.getpwnam(UNPRIVILEGED_USER)
+    except KeyError:
+        return 65534, 65534
+    return entry.pw_uid, entry.pw_gid
+
 
 def warn_without_sandbox(sandbox: Sandbox = DEFAULT_SANDBOX) -> None:
     """Say once per process that workers run unsandboxed, or without control groups, and
@@ -126,5 +201,6 @@ def warn_without_sandbox(sandbox: Sandbox = DEFAULT_SANDBOX) -> None:
     if not sandbox.sandboxed:
         print(msg.WARN_NO_SANDBOX if not BWRAP else msg.WARN_SANDBOX_OFF, file=sys.stderr)
     if not confine.available():
-        root = " (not at all, as root)" if os.getuid() == 0 else ""
-        print(msg.WARN_NO_CGROUPS.format(root=root), file=sys.stderr)
+        print(msg.WARN_NO_CGROUPS, file=sys.stderr)
+    elif not confine.caps_memory():
+        print(msg.WARN_NO_MEMORY_GROUP, file=sys.stderr)

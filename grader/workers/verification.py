@@ -51,7 +51,7 @@ def verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None 
             theirs = reference.programs.get((case_id, where, measure)) if reference else None
             if reference and theirs is None:  # the test took no such measure there
                 result.outcomes[case_id] = {"ok": False, "unverified": "the test takes no "
-                                            f"measure {measure!r} there"}
+                                            f"measure {measure[:40]!r} there"}
                 break
             todo.setdefault((blob, theirs), []).append((case_id, where, measure))
     verifier, kind = None, (result.devices, limits, sandbox)
@@ -119,7 +119,9 @@ def verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None 
 
 
 def _why(reply: object) -> str:
-    """The reason a verifier gave for not taking a measure."""
+    """The reason a verifier gave for not taking a measure (or the grader, reading it)."""
+    if isinstance(reply, dict) and isinstance(reply.get("unreadable"), str):
+        return reply["unreadable"]
     error = reply.get("error") if isinstance(reply, dict) else None
     return str(error.get("message", "unknown error") if isinstance(error, dict)
                else "unknown error")

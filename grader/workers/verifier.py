@@ -286,7 +286,7 @@ def _unsafe_calls(module: str) -> set[str]:
         if name.endswith("custom_call"):
             call = _CUSTOM_CALL.match(line)
             if not (call and _SAFE_CALL.match(call.group(1))):
-                unsafe.add(call.group(1) if call else "a custom call in an unusual form")
+                unsafe.add(call.group(1)[:40] if call else "a custom call in an unusual form")
     return unsafe
 
 

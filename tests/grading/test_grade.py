@@ -189,7 +189,7 @@ def test_a_batch_that_failed_does_not_stop_the_next_one(tmp_path, monkeypatch):
 
 
 def test_a_submission_cannot_fill_its_feedback_with_problems():
-    """Are a thousand failing cells (each could carry 300 characters of what its worker
+    """Are a thousand failing cells (each could carry 80 characters of what its worker
     holds) listed as the first few and a count?"""
     runs = {8: Run(8, problems=[f"lab.ipynb, cell {i} raised ValueError: {i}"
                                 for i in range(1000)])}

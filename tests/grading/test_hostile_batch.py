@@ -23,7 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from markers import NEEDS_CGROUPS, NEEDS_THE_SANDBOX
+from markers import NEEDS_CGROUPS, NEEDS_MEMORY_GROUPS, NEEDS_THE_SANDBOX
 
 from grader import cases, course
 from grader import messages as msg
@@ -94,6 +94,7 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
         "ring_shift": (0, "failed"), "pmean_update_step": (0, "failed")},
     "answers-how-dot-computes-with-a-program-of-its-choosing": {
         "distributed_dot": (DOT_RESULTS, "partial")},
+    "copies-the-hidden-tests-into-its-errors-in-ring-shift": {"ring_shift": (0, "failed")},
     "leaves-a-thread-rewriting-replies-so-nothing-is-measured": {
         name: (0, "failed") for name in BASE_EXERCISES},
 }
@@ -121,6 +122,8 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "answers-for-its-worker-with-a-reply-bomb-and-nan-texts": (
         {"ring_shift": msg.MSG_REPLY_TOO_LARGE.format(what="over 4 MiB"),
          "pmean_update_step": "`pmean_update_step` raised an error"}, ()),
+    "holds-memory-in-children-beyond-the-cap-in-ring-shift": (
+        {"ring_shift": "four children could not hold 6 GiB together"}, ()),
     "traces-a-decoy-one-device-psum-and-sums-on-the-host": (
         {"shard_map_psum": "its result differs from the reference's"}, ()),
     "adds-a-psum-that-carries-nothing-to-a-replicated-dot": (
@@ -138,6 +141,7 @@ SANDBOX_ONLY: dict[str, dict[str, tuple[float, str]]] = {
     "starts-a-child-that-would-outlive-it-all-correct": {},
     "writes-into-the-output-folder-all-correct": {},
     "tries-root-escapes-from-the-sandbox-all-correct": {},
+    "plants-code-in-the-grader-package-all-correct": {},
 }
 if sandbox.BWRAP:
     OUTCOMES.update(SANDBOX_ONLY)
@@ -149,6 +153,13 @@ CGROUPS_ONLY: dict[str, dict[str, tuple[float, str]]] = {
 }
 if confine.available():
     OUTCOMES.update(CGROUPS_ONLY)
+# Fixtures only a memory control group holds: without one, each process is capped but not
+# the children a worker starts, together.
+MEMORY_GROUPS_ONLY: dict[str, dict[str, tuple[float, str]]] = {
+    "holds-memory-in-children-beyond-the-cap-in-ring-shift": {"ring_shift": (0, "failed")},
+}
+if confine.caps_memory():
+    OUTCOMES.update(MEMORY_GROUPS_ONLY)
 
 # Unreadable files handed in as zz_<kind>.ipynb next to the correct notebook, each with the
 # reason the student reads. Each file, were it read, would define a wrong ring_shift.
@@ -270,8 +281,9 @@ def max_points(exercise: str) -> float:
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", [
     pytest.param(name, marks=[NEEDS_THE_SANDBOX] if name in SANDBOX_ONLY else
-                 [NEEDS_CGROUPS] if name in CGROUPS_ONLY else [])
-    for name in sorted({**OUTCOMES, **SANDBOX_ONLY, **CGROUPS_ONLY})])
+                 [NEEDS_CGROUPS] if name in CGROUPS_ONLY else
+                 [NEEDS_MEMORY_GROUPS] if name in MEMORY_GROUPS_ONLY else [])
+    for name in sorted({**OUTCOMES, **SANDBOX_ONLY, **CGROUPS_ONLY, **MEMORY_GROUPS_ONLY})])
 def test_each_fixture_costs_exactly_its_exercise(graded, fixture):
     """Does a crash, hang, exit, patch or forgery cost its own exercise and nothing else?"""
     exercises = graded[fixture]["exercises"]
@@ -286,7 +298,9 @@ def test_each_fixture_costs_exactly_its_exercise(graded, fixture):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fixture", sorted(REASONS))
+@pytest.mark.parametrize("fixture", [
+    pytest.param(name, marks=[NEEDS_MEMORY_GROUPS] if name in MEMORY_GROUPS_ONLY else [])
+    for name in sorted(REASONS)])
 def test_each_fixture_is_told_why(graded, fixture):
     """Does the student read the reason: in the message of the exercise it cost, and in the
     problems of the submission when it changed what the grader measures with?"""
@@ -308,7 +322,8 @@ def test_the_sandbox_leaves_no_hook_and_no_process_behind(graded):
     for folder in [*map(Path, site.getsitepackages()), Path(sys.prefix)]:
         for name in ("sitecustomize.py", "usercustomize.py", "zz-planted-by-a-submission.pth"):
             assert not (folder / name).exists()
-    assert not (ROOT / "grader" / "zz_planted_by_a_submission.py").exists()
+    for folder in ("grader", "grader/public"):
+        assert not (ROOT / folder / "zz_planted_by_a_submission.py").exists()
     marker = b"orphan-marker-5b1e"
     alive = []
     for proc in Path("/proc").iterdir():
@@ -318,6 +333,32 @@ def test_the_sandbox_leaves_no_hook_and_no_process_behind(graded):
         except OSError:
             pass
     assert alive == []
+
+
+def windows(text: str, width: int) -> set[str]:
+    """Every run of ``width`` characters of ``text``, its whitespace collapsed as a message's
+    is."""
+    flat = " ".join(text.split())
+    return {flat[i:i + width] for i in range(len(flat) - width + 1)}
+
+
+@pytest.mark.slow
+def test_feedback_shows_no_more_of_the_hidden_tests_than_a_short_excerpt(graded):
+    """A submission raised the hidden test modules, 700 characters per call: does its
+    results' every message hold no run of 100 characters of them (a hidden test shows at most
+    80 characters of what the submission wrote), where it once held their whole text?"""
+    width = 100
+    hidden = set().union(*(windows(path.read_text(), width)
+                           for path in (ROOT / "grader" / "hidden").glob("*.py")))
+    student = graded["copies-the-hidden-tests-into-its-errors-in-ring-shift"]
+    texts = [student["problems"], [e["message"] for e in student["exercises"].values()]]
+    texts += [[t["message"], t.get("got") or ""] for e in student["exercises"].values()
+              for t in e["tests"]]
+    found = [w for group in texts for text in group for w in windows(str(text), width)
+             if w in hidden]
+    assert found == []
+    ring = student["exercises"]["ring_shift"]
+    assert any("raised ValueError" in t["message"] for t in ring["tests"])
 
 
 @pytest.mark.slow
@@ -381,8 +422,9 @@ def test_the_sandbox_keeps_a_submission_out_of_the_output_folder(batch_run, grad
 
 @pytest.mark.slow
 def test_without_the_sandbox_writes_into_the_output_folder_are_undone(tmp_path):
-    """Without the sandbox a submission can write into the output folder: are the gradebook
-    and results.json it forged replaced, and the stored result it forged for another student
+    """Without the sandbox a submission can write into the output folder (unless the grader
+    was started by root: then it runs as nobody and cannot): are the gradebook and
+    results.json it forged replaced, and the stored result it forged for another student
     (fingerprint kept, full marks) written again from the grader's own, with a warning, so
     that the next run reuses the true results? (The file it planted stays: see the README.)"""
     writer = "writes-into-the-output-folder-all-correct"
@@ -393,8 +435,9 @@ def test_without_the_sandbox_writes_into_the_output_folder_are_undone(tmp_path):
     out = tmp_path / "out"
     first = grade_in_a_process(batch, out, "--jobs", "1", "--no-sandbox", "--assignment", LESSON)
     assert first.returncode == 0, first.stderr[-3000:]
-    assert "warning: the stored results of ada changed while the batch was graded" in (
-        first.stderr)
+    can_write = sandbox.worker_user() is None
+    warned = "warning: the stored results of ada changed while the batch was graded"
+    assert (warned in first.stderr) == can_write
     students = json.loads((out / "results.json").read_text())["students"]
     base = sum(max_points(name) for name in BASE_EXERCISES)
     assert {name: s["total"] for name, s in students.items()} == {"ada": base, writer: base}
@@ -403,7 +446,8 @@ def test_without_the_sandbox_writes_into_the_output_folder_are_undone(tmp_path):
     for name, result in students.items():
         stored = json.loads((out / ".results" / f"{name}.json").read_text())["result"]
         assert without_lateness(stored) == without_lateness(result)
-    assert (out / "planted-by-a-submission.txt").read_text() == "owned\n"
+    planted = out / "planted-by-a-submission.txt"
+    assert (planted.read_text() == "owned\n") if can_write else not planted.exists()
 
     second = grade_in_a_process(batch, out, "--jobs", "1", "--no-sandbox", "--assignment", LESSON)
     assert second.returncode == 0, second.stderr[-3000:]

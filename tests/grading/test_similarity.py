@@ -145,3 +145,31 @@ def test_code_too_deep_or_too_long_is_left_out_not_a_crash(tmp_path, code):
     (tmp_path / "class" / "fay.py").write_text(code)
     entries = {p.stem: p for p in (tmp_path / "class").iterdir()}
     assert similarity.find(entries, [RING], SOLUTIONS) == []
+
+
+def test_an_eleven_mib_file_is_compared_without_parsing_it_whole(tmp_path):
+    """Two students hand in a copied function next to 11 MiB of code (under the 20 MiB a file
+    may be): is the pair still found, by a grader whose memory stays under 400 MiB, where
+    parsing that file whole would take gigabytes?"""
+    import subprocess
+    import sys
+
+    function = (FIXTURES / "original.py").read_text()
+    bulk = "numbers = [" + "1," * (11 * 2**19) + "]\n"
+    for name in ("gus", "hal"):
+        (tmp_path / "class" / name).mkdir(parents=True)
+        (tmp_path / "class" / name / "bulk.py").write_text(bulk)
+        (tmp_path / "class" / name / "answer.py").write_text(function)
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from grader.course import SOLUTIONS\nfrom grader.grading import similarity\n"
+        "entries = {p.name: p for p in Path(sys.argv[1]).iterdir()}\n"
+        f"pairs = similarity.find(entries, [{RING!r}], SOLUTIONS)\n"
+        "peak = next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
+        "print([p.students for p in pairs], int(peak) // 1024)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "class")],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    students, peak_mib = done.stdout.rsplit(" ", 1)
+    assert students == "[('gus', 'hal')]"
+    assert int(peak_mib) < 400, peak_mib

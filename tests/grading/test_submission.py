@@ -190,6 +190,27 @@ def test_a_notebook_with_too_many_code_cells_is_not_run(tmp_path, monkeypatch):
     ]
 
 
+def test_a_notebook_of_millions_of_empty_values_is_refused_before_it_is_parsed(tmp_path):
+    """A 20 MiB notebook of ``[{},{},...]`` in a cell's outputs would cost the grader 0.5 GiB
+    once parsed: is it refused by counting, with the reason, while a notebook at the limit is
+    read?"""
+    def with_outputs(values: int) -> str:
+        cell = {"cell_type": "code", "execution_count": None, "metadata": {},
+                "source": "x = 1", "outputs": [{} for _ in range(values)]}
+        return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+                           "cells": [cell]}, separators=(",", ":"))
+    entry = tmp_path / "ivy"
+    fits = with_outputs(submission.MAX_NOTEBOOK_ITEMS // 2 - 10)  # "{}," is two of them
+    assert fits.count("{") + fits.count("[") + fits.count(",") <= submission.MAX_NOTEBOOK_ITEMS
+    write(entry / "a.ipynb", fits)
+    write(entry / "b.ipynb", with_outputs(submission.MAX_NOTEBOOK_ITEMS // 2 + 10))
+    loaded = submission.load(entry)
+    assert [s.label for s in loaded.sources] == ["a.ipynb, cell 1"]
+    assert loaded.problems == ["b.ipynb: over 2,000,000 JSON values: clear its outputs (Edit > "
+                               "Clear Outputs of All Cells), save, and hand it in again; nothing "
+                               "in it was graded"]
+
+
 LINK = ("a symbolic link, which the grader does not follow: hand in the file itself, not a "
         "link; nothing in it was graded")
 

@@ -15,12 +15,14 @@ import time
 from pathlib import Path
 
 import pytest
-from markers import NEEDS_CGROUPS
+from markers import NEEDS_CGROUPS, NEEDS_MEMORY_GROUPS
 from test_sandbox import left_after
 
 from grader.workers import confine
 from grader.workers.process import WorkerProcess
-from grader.workers.sandbox import BWRAP, Limits, Sandbox
+from grader.workers.sandbox import BWRAP, Limits, Sandbox, worker_user
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SANDBOXED = [pytest.param(True, id="sandboxed", marks=pytest.mark.skipif(
                  not BWRAP, reason="bubblewrap is not installed")),
@@ -52,11 +54,12 @@ def started_in_a_worker(sandboxed: bool) -> tuple[int, WorkerProcess]:
 
 
 def users_processes() -> set[str]:
-    """This user's processes, in any state (ending, or waiting to be reaped, included)."""
-    found = set()
+    """The workers' user's processes, in any state (ending, or waiting to be reaped,
+    included)."""
+    found, uid = set(), (worker_user() or (os.getuid(),))[0]
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            if stat.stat().st_uid == os.getuid():
+            if stat.stat().st_uid == uid:
                 found.add(stat.parent.name)
         except OSError:
             continue
@@ -87,18 +90,40 @@ def test_a_worker_in_its_control_group_runs_at_most_max_tasks_and_leaves_nothing
     assert left_after([worker.home.name]) == []
 
 
-@pytest.mark.skipif(os.getuid() == 0, reason="root is exempt from RLIMIT_NPROC")
 @pytest.mark.parametrize("sandboxed", SANDBOXED)
 def test_without_a_control_group_a_worker_caps_its_users_processes(sandboxed, monkeypatch):
     """Where no group can be made, does the worker cap its user at MAX_TASKS more processes
-    than it runs (in the sandbox, its namespace's alone), and leave none behind?"""
-    monkeypatch.setattr(confine.Group, "create", classmethod(lambda cls: None))
+    than it runs (in the sandbox, its namespace's alone), and leave none behind? (Root is
+    exempt from that cap, but a grader started by root runs its workers as another user.)"""
+    monkeypatch.setattr(confine.Group, "create", classmethod(lambda cls, memory=None: None))
     # The cap counts what the user runs now, and an earlier test's killed processes may still
     # be ending or waiting to be reaped: they would free their places in the middle of this.
     settle()
     started, worker = started_in_a_worker(sandboxed)
     assert 10 < started <= confine.MAX_TASKS
     assert left_after([worker.home.name]) == []
+
+
+@NEEDS_MEMORY_GROUPS
+@pytest.mark.parametrize("sandboxed", SANDBOXED)
+def test_a_workers_children_hold_at_most_its_memory_together(sandboxed):
+    """Each process of a worker is capped at the worker's memory, so four children of 1.5 GiB
+    each fit one by one: do they fail to hold 6 GiB together, the kernel killing one in the
+    worker's group, and does the group say so?"""
+    source = (ROOT / "tests" / "submissions" /
+              "holds-memory-in-children-beyond-the-cap-in-ring-shift.py").read_text()
+    limits = Limits()
+    worker = WorkerProcess(2, limits, Sandbox(use_bwrap=sandboxed))
+    try:
+        worker.receive("ready", limits.start)
+        reply = worker.request("cell", 120, file="a.py", label="a.py", source=source
+                               + "\nraise RuntimeError(f'held {children_held_six_gib()}')")
+        killed = worker.group is not None and worker.group.out_of_memory()
+    finally:
+        worker.close()
+    assert worker.group and worker.group.memory == limits.memory == 4 * 2**30
+    assert reply["error"]["message"] == "held False"
+    assert killed
 
 
 def test_a_group_is_joined_before_its_command_runs(tmp_path):

@@ -82,15 +82,40 @@ def test_a_verifiers_measures_are_read_the_same_way():
 
 
 @pytest.mark.slow
-def test_a_run_keeps_replies_only_up_to_its_budget(monkeypatch):
-    """With a budget that one reply uses up, is every later test of the run failed with the
-    reason, unread, while the first is kept?"""
+@pytest.mark.parametrize("budget, kept, reason", [
+    ("MAX_RUN_ITEMS", "kept",
+     lambda used: msg.MSG_REPLIES_TOO_LARGE.format(devices=8, items=used)),
+    ("MAX_RUN_BYTES", "kept_bytes",  # a string of a few MiB is one value but many bytes
+     lambda used: msg.MSG_REPLIES_TOO_MANY_BYTES.format(devices=8, mib=used // 2**20))],
+    ids=["values", "bytes"])
+def test_a_run_keeps_replies_only_up_to_its_budget(monkeypatch, budget, kept, reason):
+    """With a budget (in values, or in bytes) that one reply uses up, is every later test of
+    the run failed with the reason, unread, while the first is kept?"""
     source = Source("a.py", "a.py", "def ring_shift(x):\n    return x\n")
     chosen = [c for c in cases.for_exercise("ring_shift") if 8 in c.device_counts][:3]
     first = runner.run([source], chosen[:1], 8, DEFAULT_LIMITS)
-    monkeypatch.setattr(replies, "MAX_RUN_ITEMS", first.kept)
+    used = getattr(first, kept)
+    monkeypatch.setattr(replies, budget, used)
     result = runner.run([source], chosen, 8, DEFAULT_LIMITS)
-    assert first.kept > 0 and result.outcomes[chosen[0].id] == first.outcomes[chosen[0].id]
+    assert used > 0 and result.outcomes[chosen[0].id] == first.outcomes[chosen[0].id]
     for later in chosen[1:]:
-        assert result.outcomes[later.id] == replies.failed(msg.MSG_REPLIES_TOO_LARGE.format(
-            devices=8, items=first.kept))
+        assert result.outcomes[later.id] == replies.failed(reason(used))
+
+
+def test_the_grader_quotes_what_a_submission_wrote_briefly_and_check_in_full():
+    """A test's error carries 700 characters a submission chose: in the grader's feedback
+    (brief), is it cut to a short excerpt, and shown in full by check()? Is a type name of 500
+    characters cut to 40 in both, and the grader's own reason for an unreadable reply never
+    cut?"""
+    found = next(c for c in cases.for_exercise("ring_shift") if c.hidden)
+    words = " ".join(f"word{i:03d}" for i in range(90))[:700]
+    raised = {"ok": False, "error": {"type": "E" * 500, "message": words}}
+    brief = cases.decide(found, {8: raised}, {8: None}, brief=True)
+    full = cases.decide(found, {8: raised}, {8: None})
+    assert words in full.message
+    assert len(brief.message) < 200
+    assert all("E" * 37 in m and "E" * 38 not in m for m in (brief.message, full.message))
+    assert words[:60] in brief.message and words[:100] not in brief.message
+    why = msg.MSG_REPLIES_TOO_MANY_BYTES.format(devices=8, mib=32)
+    unread = cases.decide(found, {8: replies.failed(why)}, {8: None}, brief=True)
+    assert why in unread.message
