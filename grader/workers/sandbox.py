@@ -1,7 +1,9 @@
-"""Where a worker runs and what it may use: bubblewrap's command line, and the limits.
+"""Where a worker runs, as whom, and what it may use: bubblewrap's command line, and the limits.
 
 A worker (and a verifier) sees only what it runs from, read-only, with no capability whoever
-starts the grader (:class:`Sandbox`); :class:`Limits` bounds its time and memory.
+starts the grader (:class:`Sandbox`), and never as root (:func:`worker_user`); where no such
+sandbox can run, :meth:`Sandbox.problem` says why, and grading stops unless the instructor
+chose plain processes. :class:`Limits` bounds its time and memory.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from grader import cases as case_registry
@@ -69,16 +71,13 @@ class Sandbox:
         if self.use_bwrap and not BWRAP:
             return msg.NO_SANDBOX.format(why=msg.BWRAP_MISSING)
         user = worker_user()
-        if user is not None:  # first the user alone: a sandbox that fails may be its doing
-            said = _start(Sandbox(self.hidden, use_bwrap=False, scratch=self.scratch))
+        if user is not None or not self.sandboxed:  # the user alone first: a sandbox that
+            said = _start(replace(self, use_bwrap=False))  # fails may be the user's doing
             if said is not None:
-                return msg.WORKER_USER_CANNOT_START.format(uid=user[0], why=said)
-        said = _start(self)
-        if said is None:
-            return None
-        if self.sandboxed:
-            return msg.NO_SANDBOX.format(why=said)
-        return msg.WORKER_CANNOT_START.format(why=said)
+                return (msg.WORKER_CANNOT_START.format(why=said) if user is None else
+                        msg.WORKER_USER_CANNOT_START.format(uid=user[0], why=said))
+        said = _start(self) if self.sandboxed else None
+        return None if said is None else msg.NO_SANDBOX.format(why=said)
 
     def launch(self, command: list[str], home: str) -> list[str]:
         """``command`` as a worker runs it, ``home`` its folder: as :func:`worker_user`, in

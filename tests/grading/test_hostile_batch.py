@@ -95,6 +95,8 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "answers-how-dot-computes-with-a-program-of-its-choosing": {
         "distributed_dot": (DOT_RESULTS, "partial")},
     "copies-the-hidden-tests-into-its-errors-in-ring-shift": {"ring_shift": (0, "failed")},
+    "answers-every-test-with-megabytes-of-text": {
+        name: (0, "failed") for name in BASE_EXERCISES},
     "leaves-a-thread-rewriting-replies-so-nothing-is-measured": {
         name: (0, "failed") for name in BASE_EXERCISES},
 }
@@ -371,9 +373,9 @@ def test_a_memory_hog_is_stopped_by_the_cap(graded):
 @pytest.mark.slow
 def test_printing_hundreds_of_megabytes_leaves_the_grader_small(batch_run, graded):
     """A submission printed 400 MiB in each of its workers and 64 MiB per call of ring_shift,
-    another answered for its worker with 60 MiB of empty dicts per test of ring_shift: does
-    the grader's own peak memory over the whole batch stay below 400 MiB, with the first
-    submission graded in full?"""
+    another answered for its worker with 60 MiB of empty dicts per test of ring_shift, another
+    with 4 MiB of text per test of five exercises: does the grader's own peak memory over the
+    whole batch stay below 400 MiB, with the first submission graded in full?"""
     printer = graded["prints-hundreds-of-megabytes-all-correct"]
     assert printer["problems"] == []
     assert batch_run.peak_bytes < 400 * MIB, batch_run.peak_bytes / MIB
