@@ -297,7 +297,7 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None, brief: 
             return msg.FAILED, msg.MSG_DIFFERS.format(name=name, why=why), None, None, None
         return msg.PASSED, "", None, None, None
     shown = [k for k in want_data if not k.startswith("_")]
-    got_text = _show(got_data, shown, limit)
+    got_text = _show(got_data, shown, brief)
     want_text = None if found.hidden else _show(want_data, shown)
     # a judge's message may quote what the function returned (the keys of a dict, say)
     message = _shorten(verdict.message, BRIEF_MESSAGE) if brief else verdict.message
@@ -344,7 +344,7 @@ def _shorten(text: str, limit: int = MESSAGE) -> str:
     return (cut[: end + 1] if end > limit // 2 else cut) + " ..."
 
 
-def _show(data: dict, keys: list[str], limit: int = 300) -> str:
-    if keys == ["result"]:
-        return plain.describe(data.get("result"), min(limit, 300))
-    return plain.describe({k: data[k] for k in keys if k in data}, min(limit, 300))
+def _show(data: dict, keys: list[str], brief: bool = False) -> str:
+    """What a function returned, for feedback: in grading (``brief``) an excerpt."""
+    shown = data.get("result") if keys == ["result"] else {k: data[k] for k in keys if k in data}
+    return plain.describe(shown, EXCERPT) if brief else plain.describe(shown)

@@ -15,33 +15,22 @@ memory: a submission that prints hundreds of megabytes must not make the grader 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from graded_class import LESSON, LIMITS, ROOT, grade_in_a_process, write_base
 from markers import NEEDS_CGROUPS, NEEDS_MEMORY_GROUPS, NEEDS_THE_SANDBOX
 
 from grader import cases, course
 from grader import messages as msg
 from grader.course import EXERCISES
-from grader.devices import WORKER_ENV
 from grader.workers import confine, sandbox
-from grader.workers.sandbox import Limits
 
-ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "submissions"
-# The base every .py fixture is added to: a correct notebook of the exercises the fixtures
-# aim at, the first five of lesson 3 (example student ada's notebook, cut after ring_shift).
-# The later exercises of the lesson are not handed in, which keeps the batch quick.
-LESSON = "03_collectives"
-ADA = ROOT / "examples" / "submissions" / "ada" / f"{LESSON}.ipynb"
 BASE_EXERCISES = ("shard_map_psum", "pmap_scaled_sum", "distributed_dot", "pmean_update_step",
                   "ring_shift")
-LIMITS = Limits(exercise=20, cell=20)
 
 # distributed_dot's tests of how it computes (its jaxpr and its compiled code), and what the
 # others, of its result, are worth.
@@ -209,32 +198,10 @@ OUTCOMES.update({unreadable_student(kind): {} for kind in UNREADABLE})
 LINKER = "links-to-the-reference-solutions-next-to-a-correct-notebook"
 OUTCOMES[LINKER] = {}
 
-def write_base(student: Path) -> None:
-    """Put the base notebook into the folder ``student``."""
-    notebook = json.loads(ADA.read_text())
-    sources = ["".join(c["source"]) for c in notebook["cells"]]
-    notebook["cells"] = notebook["cells"][:sources.index("check(ring_shift)") + 1]
-    student.mkdir(parents=True, exist_ok=True)
-    (student / ADA.name).write_text(json.dumps(notebook))
-
-
 def without_lateness(result: dict) -> dict:
     """A student's result without what the assignment's due date adds once the whole class is
     graded (results.json has it; the result stored per student does not)."""
     return {k: v for k, v in result.items() if k not in ("standing", "late", "penalty", "final")}
-
-
-# The batch is graded by `python -m grader grade`, in a process that reports its peak memory.
-PEAK_MEMORY = ROOT / "benchmarks" / "peak_memory.py"
-
-
-def grade_in_a_process(batch: Path, out: Path, *options: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != WORKER_ENV}
-    return subprocess.run(
-        [sys.executable, str(PEAK_MEMORY), "grade", str(batch),
-         "--out", str(out), "--timeout", str(LIMITS.exercise), *options],
-        env=env, capture_output=True, text=True, timeout=3600,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -9,46 +9,32 @@ are root's alone.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+from graded_class import LESSON, ROOT, grade_in_a_process, write_base
 from markers import NEEDS_ROOT, NEEDS_THE_SANDBOX
 
 from grader import messages as msg
-from grader.devices import WORKER_ENV
 from grader.workers import sandbox as sandboxing
 from grader.workers.process import WorkerProcess
 from grader.workers.sandbox import BWRAP, Limits, Sandbox
 
-ROOT = Path(__file__).resolve().parents[2]
-ADA = ROOT / "examples" / "submissions" / "ada"
 SANDBOXED = [pytest.param(True, id="sandboxed", marks=NEEDS_THE_SANDBOX),
              pytest.param(False, id="plain")]
-
-
-def grade(batch: Path, out: Path, *options: str, path: str | None = None):
-    env = {k: v for k, v in os.environ.items() if k != WORKER_ENV}
-    if path is not None:
-        env["PATH"] = path
-    return subprocess.run([sys.executable, "-m", "grader", "grade", str(batch), "--out", str(out),
-                           "--assignment", "03_collectives", *options],
-                          env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_without_bubblewrap_grading_is_refused_in_one_line(tmp_path):
     """Where bubblewrap cannot be found, does `grade` stop before running any submission, with
     one line that names the ways out, and write no grade?"""
     batch = tmp_path / "class"
-    (batch / "ada").mkdir(parents=True)
-    (batch / "ada" / "03_collectives.ipynb").write_bytes((ADA / "03_collectives.ipynb")
-                                                           .read_bytes())
-    done = grade(batch, tmp_path / "out", path=str(tmp_path / "no-programs-here"))
+    write_base(batch / "ada")
+    done = grade_in_a_process(batch, tmp_path / "out", "--assignment", LESSON,
+                              path=str(tmp_path / "no-programs-here"))
     assert done.returncode == 1
     said = [line for line in done.stderr.splitlines() if line.startswith("python -m grader")]
     assert said == ["python -m grader: error: " + msg.NO_SANDBOX.format(why=msg.BWRAP_MISSING)]
@@ -140,12 +126,8 @@ def test_without_the_sandbox_root_still_runs_submissions_as_another_user(tmp_pat
 
     fixtures = ("plants-startup-hooks-all-correct", "plants-code-in-the-grader-package-all-correct")
     batch = tmp_path / "class"
-    notebook = json.loads((ADA / "03_collectives.ipynb").read_text())
-    sources = ["".join(c["source"]) for c in notebook["cells"]]
-    notebook["cells"] = notebook["cells"][:sources.index("check(ring_shift)") + 1]
     for name in fixtures:
-        (batch / name).mkdir(parents=True)
-        (batch / name / "03_collectives.ipynb").write_text(json.dumps(notebook))
+        write_base(batch / name)
         (batch / name / f"zz_{name}.py").write_bytes(
             (ROOT / "tests" / "submissions" / f"{name}.py").read_bytes())
     hooks = [folder / name for folder in [*map(Path, site.getsitepackages()), Path(sys.prefix)]
@@ -155,7 +137,8 @@ def test_without_the_sandbox_root_still_runs_submissions_as_another_user(tmp_pat
                ROOT / "grader" / "public" / "zz_planted_by_a_submission.py", *hooks]
     existing = {path for path in hooks if path.exists()}
     try:
-        done = grade(batch, tmp_path / "out", "--no-sandbox", "--jobs", "1", "--timeout", "30")
+        done = grade_in_a_process(batch, tmp_path / "out", "--no-sandbox", "--jobs", "1",
+                                  "--assignment", LESSON)
         now = [path for path in planted if path.exists() and path not in existing]
     finally:  # a defence that failed must not leave the machine's Python broken
         for path in planted:
