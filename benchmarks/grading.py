@@ -66,23 +66,32 @@ from pathlib import Path
 from grader import cases, plain
 from grader.grading import submission
 from grader.workers.record import RECORD
+from grader.course import BY_NAME
 from grader.probes import MEASURES, Program
-from grader.workers.worker import Worker
+from grader.remote import Remote
+from grader.workers.worker import SEALED, Worker
 sources = submission.load(Path(sys.argv[2])).sources
-hidden = cases.hidden_sources()
+chosen = [c for c in cases.load(hidden=True) if devices in c.device_counts]
 times = []
 for copy in range(copies + 1):
     RECORD.cells.clear()
     worker = Worker(io.StringIO())
-    worker.tests(hidden)
+
+    def ask(request, worker=worker):
+        request = dict(request)
+        return SEALED[request.pop("op")](worker, **request)
+
     start = time.perf_counter()
     for source in sources:
         assert worker.cell(source.file, source.label, source.code)["ok"], source.label
     cells = time.perf_counter() - start
     start = time.perf_counter()
-    for c in worker.cases.values():
+    for c in chosen:
         if devices in c.device_counts:
-            got = cases.measure(c, worker.find(c.exercise))
+            # lesson 6's processes are launched by a worker: its tests ask this process's
+            fn = (Remote(ask, name=c.exercise) if BY_NAME[c.exercise].lesson == "06_multiprocess"
+                  else worker.find(c.exercise))
+            got = cases.measure(c, fn)
             assert got["ok"], (c.id, got)
             for _, found in plain.programs(got["data"]):  # measured here, as a kernel does
                 MEASURES[found["measure"]](Program.load(base64.b64decode(found["blob"])))

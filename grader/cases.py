@@ -1,8 +1,10 @@
 """Tests as small decorated functions: a probe that measures, a judge that decides.
 
 A case's probe receives the student's function and returns a dict of measurements (values,
-shapes, shardings, collectives). It runs next to the code under test. Its judge runs in the
-trusted grader and compares those measurements with the reference solution's.
+shapes, shardings, collectives). It runs in the student's kernel for ``check``, and in the
+grader's tester (:mod:`grader.workers.tester`), where the function's calls are made in its
+worker. Its judge runs in the trusted grader and compares those measurements with the
+reference solution's.
 
 Public cases live in :mod:`grader.public`, hidden ones in :mod:`grader.hidden`.
 """
@@ -119,7 +121,7 @@ def load(hidden: bool = True) -> list[Case]:
 
 def hidden_sources() -> dict[str, str]:
     """The source text of every hidden test module, by module name. The grader sends these
-    to its workers, which cannot see the hidden tests on disk when sandboxed."""
+    to its testers, which cannot see the hidden tests on disk when sandboxed."""
     package = importlib.import_module(PACKAGES[True])
     return {
         f"{package.__name__}.{module.name}": Path(module.module_finder.path, f"{module.name}.py")
@@ -129,7 +131,7 @@ def hidden_sources() -> dict[str, str]:
 
 
 def install_sources(sources: dict[str, str]) -> None:
-    """Load test modules from their source text (in a worker), registering their cases."""
+    """Load test modules from their source text (in a tester), registering their cases."""
     for name, text in sources.items():
         if name in sys.modules:
             continue
@@ -161,7 +163,11 @@ def measure(found: Case, fn: Callable) -> dict[str, Any]:
 
 
 def describe_error(exc: BaseException) -> dict[str, str]:
-    """The type, message and innermost frame of an exception, as plain strings."""
+    """The type, message and innermost frame of an exception, as plain strings, and the
+    first built-in exception it derives from (see :func:`grader.remote.raised`, which makes
+    one reported by a worker, and whose own type, message and frame are given here)."""
+    if isinstance(getattr(exc, "raised", None), dict):  # the function raised it in the worker
+        return {key: value[:2000] for key, value in exc.raised.items()}
     try:
         text = str(exc)
     except BaseException:  # noqa: BLE001 - a hostile __str__
@@ -171,7 +177,14 @@ def describe_error(exc: BaseException) -> dict[str, str]:
         line = f"{where.filename}, line {where.lineno}"
     except BaseException:  # noqa: BLE001
         line = ""
-    return {"type": type(exc).__name__, "message": text[:2000], "where": line}
+    base = next((k for k in type.__getattribute__(type(exc), "__mro__")
+                 if k.__module__ == "builtins"), BaseException)
+    return {"type": _TYPE_NAME.__get__(type(exc), type), "message": text[:2000], "where": line,
+            "base": base.__name__}
+
+
+#: The descriptor behind ``type.__name__``, which a metaclass's own ``__name__`` cannot replace.
+_TYPE_NAME = vars(type)["__name__"]
 
 
 # --- deciding (trusted side) ---------------------------------------------------------------

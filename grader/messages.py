@@ -107,6 +107,17 @@ PLAIN_DTYPE_KIND = "dtype {dtype} is not of kind {kind}"
 PLAIN_SHAPE = "array data does not have the stated shape {shape}"
 PLAIN_UNVERIFIED = "a measurement of how the function computes was not verified"
 PLAIN_TOO_DEEP = "data nested too deeply"
+# grader.wire: values sent between the tester and a worker
+WIRE_TOO_DEEP = "a value nested too deeply"
+WIRE_CANNOT_SEND = "a value of type {type}, which the grader does not read"
+WIRE_DTYPE = "an array of dtype {dtype}, which the grader does not read"
+WIRE_TOO_LARGE = "a value of over {elements:,} numbers, larger than any test needs"
+WIRE_SHARDING = "an array placed by a {type}, which the grader does not read"
+WIRE_SPEC = "a PartitionSpec the grader does not read"
+WIRE_MALFORMED = "malformed data ({why})"
+# grader.remote: the student's function called from the tester
+REMOTE_TRACED = ("a test traced the function under test itself; it must ask for its program "
+                 "(grader.probes.Program.of) or call it jitted (grader.probes.jitted)")
 
 # --- the workers that run a submission, and their replies (grader/workers/) ---------------
 MSG_WORKER_FAILED = "the grader could not start a worker on {devices} device(s): {why}"
@@ -134,6 +145,12 @@ MSG_CLUSTER_NOTHING_RECORDED = (
     "no cells that define `{name}` were recorded: grader.lessons.cluster.replay runs only inside a "
     "grader worker, after the submission's cells ran"
 )
+MSG_CLUSTER_GRADER_ONLY = "replay runs the function under test of a grader's test only"
+MSG_CLUSTER_PROBE = "a probe run in launched processes must come from a public test module: {probe}"
+# --- the tester, which runs the tests on the submission's function in its worker ----------
+MSG_TESTER_FAILED = "the grader could not start its tester on {devices} device(s): {why}"
+MSG_TESTER_DIED = "the grader's tester stopped while running this test ({how})"
+MSG_NO_SUCH_REQUEST = "a test asked the worker for something it does not do"
 
 # --- the verifiers that measure compiled programs (grader/workers/) -----------------------
 MSG_VERIFIER_FAILED = "the grader could not start a verifier on {devices} device(s): {why}"

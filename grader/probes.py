@@ -1,15 +1,18 @@
 """Measurements that tests take of a function: what it computed and how it was distributed.
 
-These run next to the code under test (in a grader worker, or in the student's kernel for
-``check``) and only *measure*; deciding what a measurement means is the judges' job.
+These run in the student's kernel for ``check``, and in the grader's tester, where the function
+under test is a :class:`grader.remote.Remote` whose calls its worker makes; they only
+*measure*, and deciding what a measurement means is the judges' job. What a test does to the
+function besides calling it goes through :func:`jitted`, :func:`trailing`,
+:func:`input_shardings` and :meth:`Program.of`, which ask the worker in grading.
 
 How a function computes is measured on its :class:`Program`: ``jax.jit(fn)`` exported for the
-probe's arguments. In the student's kernel the measure runs at once. In a grader worker,
-where the submission's code could have changed anything JAX or Python does, the program is
-sent back serialized, and a verifier (:mod:`grader.workers.verifier`), a process that never runs the
-submission's code, runs it next to the reference solution's program on fresh inputs, then
-compiles it and takes the measure: what it reports is what the program the submission handed
-in really contains, and that program computes what the exercise asks.
+probe's arguments. In the student's kernel the measure runs at once. In grading, the program
+is made in the worker, where the submission's code could have changed anything JAX or Python
+does, so it is sent on serialized, and a verifier (:mod:`grader.workers.verifier`), a process
+that never runs the submission's code, runs it next to the reference solution's program on
+fresh inputs, then compiles it and takes the measure: what it reports is what the program
+the submission handed in really contains, and that program computes what the exercise asks.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from grader import messages as msg
 from grader.caches import Newest
 from grader.devices import WORKER_ENV
 from grader.plain import Unverified, Verified
+from grader.remote import Remote
 
 #: Collective operations of compiled HLO, by the name ``count_collectives`` reports.
 COLLECTIVES = (
@@ -53,11 +57,24 @@ class Program:
     """``jax.jit(fn)`` specialised to some arguments, as :mod:`jax.export` exports it: the
     StableHLO module, with the shardings and the device count it was made for."""
 
-    def __init__(self, exported: jax.export.Exported) -> None:
-        self.exported = exported
+    def __init__(self, exported: jax.export.Exported | None = None, *,
+                 blob: bytes | None = None) -> None:
+        if exported is not None:
+            self.__dict__["exported"] = exported
+        self._blob = blob
+
+    @functools.cached_property
+    def exported(self) -> jax.export.Exported:
+        """The export, read from the bytes it was made of if it came as bytes."""
+        return jax.export.deserialize(bytearray(self._blob))
 
     @classmethod
     def of(cls, fn: Callable, *args: Any) -> Program:
+        """The program of ``jax.jit(fn)`` on ``args``; for the function under test in grading
+        (a :class:`grader.remote.Remote`), exported in its worker and kept as bytes, unread
+        (the verifier reads them)."""
+        if isinstance(fn, Remote):
+            return cls(blob=fn.export(*args))
         try:
             return cls(jax.export.export(jax.jit(fn))(*args))
         except NotImplementedError as exc:  # a stub's is left alone: it means not attempted
@@ -72,7 +89,7 @@ class Program:
         return cls(jax.export.deserialize(bytearray(blob)))
 
     def serialize(self) -> bytes:
-        return bytes(self.exported.serialize())
+        return self._blob if self._blob is not None else bytes(self.exported.serialize())
 
     def with_module(self, text: str) -> Program:
         """This program with its StableHLO replaced by ``text`` (same arguments, results
@@ -209,6 +226,35 @@ def _later(body: Callable[[Program], Any], program: Program) -> Verified | Unver
     if os.environ.get(WORKER_ENV):
         return Unverified(body.__name__, program.serialize())
     return Verified(body(program))
+
+
+def jitted(fn: Callable, static_argnums: tuple[int, ...] = ()) -> Callable:
+    """``jax.jit(fn, static_argnums=...)``: for the function under test in grading, jitted in
+    its worker (a test never traces the student's function itself)."""
+    if isinstance(fn, Remote):
+        return fn.then("jit", tuple(static_argnums))
+    return jax.jit(fn, static_argnums=static_argnums)
+
+
+def trailing(fn: Callable, *values: Any) -> Callable:
+    """``fn`` with ``values`` added after its arguments, such as a static size, so that its
+    program takes arrays only: for the function under test in grading, added in its worker."""
+    if isinstance(fn, Remote):
+        return fn.then("trailing", values)
+
+    def with_values(*args: Any) -> Any:
+        return fn(*args, *values)
+
+    return with_values
+
+
+def input_shardings(fn: Any, *args: Any) -> tuple:
+    """The shardings the jitted function ``fn`` (one with ``.lower``), compiled for ``args``,
+    takes them in; for a function the function under test returned in grading, compiled in
+    its worker."""
+    if isinstance(fn, Remote):
+        return fn.input_shardings(*args)
+    return tuple(fn.lower(*args).compile().input_shardings[0])
 
 
 def compiled_hlo(fn: Callable, *args: Any) -> str:

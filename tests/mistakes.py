@@ -118,10 +118,14 @@ def replayed_result(case_id: str, cell: str, reference_cell: str):
     exercise's function as a student would write it, then ``reference_cell`` for the value
     expected. Each runs its processes for real (several seconds); the reference's measurement
     is kept for the next call on the same case."""
+    import io
+
     import jax
 
     from grader import cases
+    from grader.remote import Remote
     from grader.workers.record import RECORD
+    from grader.workers.worker import SEALED, Worker
 
     found = next(c for c in cases.load(hidden=True) if c.id == case_id)
 
@@ -129,10 +133,16 @@ def replayed_result(case_id: str, cell: str, reference_cell: str):
         namespace: dict = {}
         exec(compile(source, "answer.py", "exec"), namespace)  # noqa: S102 - the test's own code
         saved = RECORD.cells, RECORD.namespaces
-        RECORD.cells, RECORD.namespaces = {"answer.py": [("cell 1", source)]}, {
-            "answer.py": namespace}
+        worker = Worker(io.StringIO())  # answers the test's requests here, as a worker would
+        worker.namespaces["answer.py"] = namespace
+        RECORD.cells = {"answer.py": [("cell 1", source)]}
+
+        def ask(request: dict) -> dict:
+            request = dict(request)
+            return SEALED[request.pop("op")](worker, **request)
+
         try:
-            return cases.measure(found, namespace[found.exercise])
+            return cases.measure(found, Remote(ask, name=found.exercise))
         finally:
             RECORD.cells, RECORD.namespaces = saved
 

@@ -38,7 +38,8 @@ from grader.grading.progress import Progress
 from grader.grading.roster import Person
 from grader.grading.store import FOLDER, Store, grader_fingerprint, remove_leftovers, write_atomic
 from grader.results import ExerciseResult, StudentResult
-from grader.workers import process, verification
+from grader.workers import process
+from grader.workers.pool import close_all
 from grader.workers.run import Run
 from grader.workers.runner import run
 from grader.workers.sandbox import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits, Sandbox
@@ -311,7 +312,7 @@ def grade(
             raise
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            verification.close_verifiers()
+            close_all()
     restored = kept.settle()
     if restored:
         print(texts.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),

@@ -12,7 +12,7 @@ from jax.sharding import PartitionSpec as P
 from grader.cases import case
 from grader.hints import collectives as hints
 from grader.judge import compiles_to, runs_on_mesh, same, traces
-from grader.probes import hlo_collectives, layout, program_summary
+from grader.probes import hlo_collectives, layout, program_summary, trailing
 from grader.public.collectives import (
     MOVES_ALL_TO_ALL,
     ONLY_PERMUTES,
@@ -351,11 +351,11 @@ def on_a_wide_auto_mesh(fn):
 def psums_over_y_only(fn):
     mesh = grid_mesh(rows_major=False)
     x, _ = grid_matrix(mesh, rows=2, columns=2, seed=122)
-    return program_summary(lambda a: fn(a, mesh), x)
+    return program_summary(trailing(fn, mesh), x)
 
 
 @case("row_group_sums", hidden=True, judge=compiles_to("all-reduce", hints.HINT_ROW_SUMS_ONE_BLOCK))
 def all_reduces_along_y(fn):
     mesh = grid_mesh(rows_major=True, explicit=False)
     x, _ = grid_matrix(mesh, rows=2, columns=3, seed=123)
-    return hlo_collectives(lambda a: fn(a, mesh), x)
+    return hlo_collectives(trailing(fn, mesh), x)

@@ -17,7 +17,7 @@ from grader.cases import case
 from grader.hints import experts as hints
 from grader.judge import PASS, Verdict, difference, runs_on_mesh, traces
 from grader.lessons.hlo import collectives
-from grader.probes import hlo_collectives, layout, program_summary
+from grader.probes import hlo_collectives, jitted, layout, program_summary, trailing
 from grader.public.experts import (
     bytes_context,
     bytes_of_tokens,
@@ -170,7 +170,7 @@ def two_experts_per_device_bfloat16(fn):
 @case("dispatch_slots", hidden=True, hints=[slots_from_one, slots_one_group, slots_no_drop])
 def eight_groups_of_twenty_under_jit(fn):
     ids = skewed_ids(110, (8, 20), 5)
-    slots = jax.jit(lambda ids: fn(ids, 5, 3))(jnp.asarray(ids))
+    slots = jitted(trailing(fn, 5, 3))(jnp.asarray(ids))
     return {"result": slots, **slots_context(ids, 5, 3)}
 
 
@@ -198,13 +198,13 @@ def random_layer_inputs_already_on_the_mesh(fn):
 
 @case("moe_two_experts_per_device", hidden=True, hints=[moe_collectives])
 def two_all_to_all_on_every_device_count(fn):
-    return hlo_collectives(lambda *args: fn(*args, 3), *moe_inputs(122, tokens_per_device=8))
+    return hlo_collectives(trailing(fn, 3), *moe_inputs(122, tokens_per_device=8))
 
 
 @case("moe_two_experts_per_device", hidden=True,
       judge=traces("all_to_all", "expert", hints.HINT_MOE_TWO_ALL_TO_ALL))
 def exchanges_over_the_expert_axis(fn):
-    return program_summary(lambda *args: fn(*args, 2), *moe_inputs(123))
+    return program_summary(trailing(fn, 2), *moe_inputs(123))
 
 
 # --- reduce_scatter_matmul ----------------------------------------------------------------

@@ -10,18 +10,22 @@ measurements are those of every process, in order.
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from grader.cases import case
 from grader.hints import multiprocess as hints
 from grader.judge import Hint, close, same
 from grader.public.multiprocess import (
-    describe_global,
+    BATCH_COLUMNS,
+    BATCH_ROWS,
+    global_batch_in_each_process,
+    global_mean_in_each_process,
+    mean_rows,
     mean_shape,
     mesh_of,
     not_placed,
     other_spec,
+    random_global_batch_in_each_process,
     rows,
     same_key,
     shards_of,
@@ -29,19 +33,6 @@ from grader.public.multiprocess import (
     unfolded_rows,
 )
 from grader.workers.replay import replay
-
-#: Rows and columns each process holds in the multi-process tests.
-BATCH_ROWS, BATCH_COLUMNS = 8, 3
-MEAN_ROWS, MEAN_COLUMNS = 8, 4
-DRAW_ROWS, DRAW_COLUMNS = 4, 3
-
-
-def _column_sums(x) -> np.ndarray:
-    """Column sums of ``x`` by a jitted program that every process runs, read from this
-    process's copy of the (replicated) result."""
-    total = jax.jit(lambda a: jnp.sum(a, axis=0))(x)
-    return np.asarray(total.addressable_data(0))
-
 
 local_only = Hint(
     lambda got, want: close(got["processes"][0]["global_shape"], want["_local_shape"]),
@@ -80,15 +71,9 @@ def one_block_of_rows_per_device(fn):
                                              for s in shards_of(out)]}
 
 
-def global_batch_in_each_process(fn):
-    """Per process: its own rows (offset by 100 times its index) into the global batch."""
-    out = fn(rows(BATCH_ROWS, BATCH_COLUMNS, offset=100 * jax.process_index()))
-    return {**describe_global(out), "column_sums": _column_sums(out)}
-
-
 @case("global_batch", hidden=True, devices=(8,), hints=[local_only])
 def joins_the_rows_of_two_processes(fn):
-    found = replay("global_batch", global_batch_in_each_process)
+    found = replay(fn, global_batch_in_each_process)
     return {"processes": found, "_local_shape": [BATCH_ROWS, BATCH_COLUMNS]}
 
 
@@ -103,19 +88,10 @@ def a_single_row_per_device(fn):
     return {"result": fn(rows(jax.device_count(), 2, seed=62, offset=-5))}
 
 
-def _mean_rows(process: int) -> np.ndarray:
-    return rows(MEAN_ROWS, MEAN_COLUMNS, seed=70 + process)
-
-
-def global_mean_in_each_process(fn):
-    """Per process: the mean it gets from its own random rows."""
-    return {"result": np.asarray(fn(_mean_rows(jax.process_index())))}
-
-
 @case("global_mean", hidden=True, devices=(8,), hints=[local_means])
 def agrees_across_two_processes(fn):
-    found = replay("global_mean", global_mean_in_each_process)
-    mine = [_mean_rows(p).mean(axis=0) for p in range(len(found))]
+    found = replay(fn, global_mean_in_each_process)
+    mine = [mean_rows(p).mean(axis=0) for p in range(len(found))]
     return {"processes": found, "_local_means": mine}
 
 
@@ -135,13 +111,7 @@ def one_block_of_draws_per_device(fn):
                                              for s in shards_of(out)]}
 
 
-def random_global_batch_in_each_process(fn):
-    """Per process: the global batch drawn from the same key in every process."""
-    return describe_global(fn(jax.random.key(11), DRAW_ROWS, DRAW_COLUMNS))
-
-
 @case("random_global_batch", hidden=True, devices=(8,), hints=[same_rows_everywhere])
 def two_processes_draw_different_rows(fn):
-    found = replay("random_global_batch", random_global_batch_in_each_process,
-                           devices_per_process=2)
+    found = replay(fn, random_global_batch_in_each_process, devices_per_process=2)
     return {"processes": found}

@@ -11,7 +11,7 @@ from jax.sharding import PartitionSpec as P
 from grader.cases import case
 from grader.hints import pipeline as hints
 from grader.judge import Hint, compiles_to, same
-from grader.probes import hlo_collectives, layout
+from grader.probes import hlo_collectives, layout, trailing
 from grader.public.pipeline import (
     DEEP_HINTS,
     FIX_HINTS,
@@ -131,7 +131,7 @@ def one_layer_per_stage_five_microbatches(fn):
     Hint(lambda got, want: True, hints.HINT_DEEP_WEIGHTS_MOVE)]))
 def weights_and_biases_never_leave_their_stage(fn):
     ws, bs, x = deep_inputs(134, 2, 2)
-    return {"gathered": gathered_shapes(lambda ws, bs, x: fn(ws, bs, x, 2),
+    return {"gathered": gathered_shapes(trailing(fn, 2),
                                         place(ws, P("stage")), place(bs, P("stage")), x)}
 
 
@@ -139,4 +139,4 @@ def weights_and_biases_never_leave_their_stage(fn):
       judge=compiles_to("collective-permute", hints.HINT_DEEP_NO_PERMUTE))
 def activations_move_with_collective_permutes(fn):
     ws, bs, x = deep_inputs(136, 2, 3)
-    return hlo_collectives(lambda ws, bs, x: fn(ws, bs, x, 3), ws, bs, x)
+    return hlo_collectives(trailing(fn, 3), ws, bs, x)

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 from grader.cases import case
 from grader.hints import prng as hints
 from grader.judge import Hint, runs_on_mesh, same, traces
-from grader.probes import hlo_collectives, layout, program_summary
+from grader.probes import hlo_collectives, layout, program_summary, trailing
 from grader.public.prng import (
     DROPOUT_HINTS,
     KEYS_HINTS,
@@ -49,13 +49,13 @@ def one_block_on_each_device(fn):
 
 @case("per_device_uniform", hidden=True, judge=runs_on_mesh)
 def shard_map_over_every_device(fn):
-    return program_summary(lambda key: fn(key, 2), jax.random.key(0))
+    return program_summary(trailing(fn, 2), jax.random.key(0))
 
 
 @case("per_device_uniform", hidden=True,
       judge=traces("axis_index", "data", hints.HINT_NO_AXIS_INDEX))
 def folds_in_the_device_index(fn):
-    return program_summary(lambda key: fn(key, 2), jax.random.key(0))
+    return program_summary(trailing(fn, 2), jax.random.key(0))
 
 
 # --- device_keys --------------------------------------------------------------------------
@@ -90,7 +90,7 @@ def result_stays_split_over_devices(fn):
 @case("per_device_normal", hidden=True, judge=runs_on_mesh)
 def shard_map_over_the_data_axis(fn):
     keys = jax.random.split(jax.random.key(0), jax.device_count())
-    return program_summary(lambda k: fn(k, 2), keys)
+    return program_summary(trailing(fn, 2), keys)
 
 
 # --- sharded_dropout ----------------------------------------------------------------------
@@ -112,4 +112,4 @@ def same_mask_whether_split_or_not(fn):
 @case("sharded_dropout", hidden=True, judge=same(hints=[communicates]))
 def draws_without_communication(fn):
     x = split_rows(dropout_input(9, 5))
-    return hlo_collectives(lambda key, x: fn(key, x, 0.5), jax.random.key(9), x)
+    return hlo_collectives(trailing(fn, 0.5), jax.random.key(9), x)

@@ -14,7 +14,15 @@ from jax.sharding import PartitionSpec as P
 from grader.cases import case
 from grader.hints import collectives as hints
 from grader.judge import PASS, Hint, Verdict, close, compiles_to, result_close_to, same, traces
-from grader.probes import Program, hlo_collectives, instructions, layout, measure, program_summary
+from grader.probes import (
+    Program,
+    hlo_collectives,
+    instructions,
+    layout,
+    measure,
+    program_summary,
+    trailing,
+)
 
 forgot_psum = result_close_to("_first_shard", hints.HINT_FORGOT_PSUM)
 not_per_device = Hint(lambda got, want: got["result"].ndim < want["result"].ndim,
@@ -479,4 +487,4 @@ def row_sums_split_over_x(fn):
 def adds_over_y_only(fn):
     mesh = grid_mesh()
     x, _ = grid_matrix(mesh, rows=1, columns=2)
-    return program_summary(lambda a: fn(a, mesh), x)
+    return program_summary(trailing(fn, mesh), x)

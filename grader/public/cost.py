@@ -20,7 +20,7 @@ from grader.cases import case
 from grader.hints import cost as hints
 from grader.judge import Hint, Verdict, close, result_close_to
 from grader.lessons.hlo import collectives, collectives_in_hlo
-from grader.probes import Program, hlo_collectives, layout, measure
+from grader.probes import Program, hlo_collectives, layout, measure, trailing
 
 BYTES = 4  # float32
 STAGES = (0, 1, 2, 3)
@@ -295,11 +295,7 @@ params_not_replicated = Hint(lambda got, want: True, hints.HINT_ZERO_PARAMS_REPL
 
 def step_at(fn, t: int):
     """fn with its step number fixed: the program measured takes arrays only."""
-
-    def zero2_adam_step(params, local_grads, m, v):
-        return fn(params, local_grads, m, v, t)
-
-    return zero2_adam_step
+    return trailing(fn, t)
 
 
 def reduce_scatter_not_all_reduce(got: dict, want: dict) -> Verdict:

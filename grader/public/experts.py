@@ -12,7 +12,7 @@ import numpy as np
 from grader.cases import case
 from grader.hints import experts as hints
 from grader.judge import Hint, close, result_close_to
-from grader.probes import hlo_collectives, layout
+from grader.probes import hlo_collectives, jitted, layout, trailing
 
 
 # --- inputs -------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def two_experts_per_device_float32(fn):
 @case("dispatch_slots", hidden=False, hints=[slots_from_one, slots_one_group, slots_no_drop])
 def three_groups_under_jit(fn):
     ids = skewed_ids(1, (3, 10), 4)
-    slots = jax.jit(lambda ids: fn(ids, 4, 3))(jnp.asarray(ids))
+    slots = jitted(trailing(fn, 4, 3))(jnp.asarray(ids))
     return {"result": slots, **slots_context(ids, 4, 3)}
 
 
@@ -156,7 +156,7 @@ def matches_the_dense_layer(fn):
 
 @case("moe_two_experts_per_device", hidden=False, hints=[moe_collectives])
 def two_all_to_all_and_nothing_else(fn):
-    return hlo_collectives(lambda *args: fn(*args, 2), *moe_inputs(11))
+    return hlo_collectives(trailing(fn, 2), *moe_inputs(11))
 
 
 # --- reduce_scatter_matmul ----------------------------------------------------------------

@@ -77,6 +77,44 @@ def rows(count: int, columns: int, seed: int | None = None, offset: float = 0.0)
     return block + np.float32(offset)
 
 
+# --- what each process measures in the grader's multi-process tests ------------------------
+# The grader's hidden tests of lesson 6 run the student's function in several processes, each
+# of which replays the student's cells and calls one of these (grader.workers.replay): they
+# run next to the submission, so they live here, in the open, and take nothing hidden.
+#: Rows and columns each process holds in the multi-process tests.
+BATCH_ROWS, BATCH_COLUMNS = 8, 3
+MEAN_ROWS, MEAN_COLUMNS = 8, 4
+DRAW_ROWS, DRAW_COLUMNS = 4, 3
+
+
+def column_sums(x) -> np.ndarray:
+    """Column sums of ``x`` by a jitted program that every process runs, read from this
+    process's copy of the (replicated) result."""
+    total = jax.jit(lambda a: a.sum(axis=0))(x)
+    return np.asarray(total.addressable_data(0))
+
+
+def global_batch_in_each_process(fn):
+    """Per process: its own rows (offset by 100 times its index) into the global batch."""
+    out = fn(rows(BATCH_ROWS, BATCH_COLUMNS, offset=100 * jax.process_index()))
+    return {**describe_global(out), "column_sums": column_sums(out)}
+
+
+def mean_rows(process: int) -> np.ndarray:
+    """The random rows process number ``process`` averages."""
+    return rows(MEAN_ROWS, MEAN_COLUMNS, seed=70 + process)
+
+
+def global_mean_in_each_process(fn):
+    """Per process: the mean it gets from its own random rows."""
+    return {"result": np.asarray(fn(mean_rows(jax.process_index())))}
+
+
+def random_global_batch_in_each_process(fn):
+    """Per process: the global batch drawn from the same key in every process."""
+    return describe_global(fn(jax.random.key(11), DRAW_ROWS, DRAW_COLUMNS))
+
+
 def unfolded_rows(key: jax.Array, count: int, columns: int) -> np.ndarray:
     """What drawing from the key itself gives, the same in every process: hint material."""
     return np.asarray(jax.random.normal(key, (count, columns)))

@@ -73,7 +73,7 @@ class WorkerTimeout(Exception):
 
 class WorkerProcess:
     """One worker process on a fixed number of devices (or, with ``module`` set to
-    ``grader.workers.verifier``, a verifier)."""
+    ``grader.workers.verifier`` or ``grader.workers.tester``, a verifier or a tester)."""
 
     def __init__(self, devices: int, limits: Limits, sandbox: Sandbox,
                  module: str = "grader.workers.worker") -> None:
@@ -173,14 +173,23 @@ class WorkerProcess:
 
     def request(self, op: str, timeout: float, **fields: object) -> dict:
         """Send one request and wait for its reply."""
+        return self.receive(self.send(op, **fields), timeout, op)
+
+    def send(self, op: str, **fields: object) -> str:
+        """Send one request, and await its replies from now on; returns its id."""
         req = secrets.token_hex(8)
+        self.answer(req, op, **fields)
+        return req
+
+    def answer(self, req: str, op: str = "answer", **fields: object) -> None:
+        """Send a line of request ``req`` (a tester's probe asks, the runner answers), and
+        await its replies from now on."""
         self.awaiting = f'"{req}"'.encode()
         try:
             self.process.stdin.write((json.dumps({"op": op, "req": req, **fields}) + "\n").encode())
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             raise WorkerDied(self.how_it_ended()) from None
-        return self.receive(req, timeout, op)
 
     def how_it_ended(self) -> str:
         how = processes.how_it_ended(self.process, wait=5, sandboxed=self.sandboxed)

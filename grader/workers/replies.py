@@ -35,14 +35,21 @@ MAX_RUN_BYTES = 16 * 2**20
 MAX_TEXT = 2000
 MAX_TEXTS = 100
 
+#: What a worker says of its seal (see grader.workers.worker.Worker.serve).
+SEALED = {"tampered": "texts", "threads": int, "restored": "texts"}
 #: The fields a reply to each request may hold: a type, or the name of a reader below.
 FIELDS: dict[str, dict[str, Any]] = {
     "ready": {"ok": bool, "devices": int},
-    "tests": {"ok": bool},
     "cell": {"ok": bool, "error": "error"},
     "lookup": {"ok": bool, "found": "names"},
-    "probe": {"ok": bool, "data": "data", "error": "error", "tampered": "texts",
-              "threads": int, "restored": "texts"},
+    # what a test asks of the function under test (see grader.remote), behind the seal
+    "call": {"ok": bool, "value": "data", "error": "error", **SEALED},
+    "export": {"ok": bool, "program": "blob", "error": "error", **SEALED},
+    "shardings": {"ok": bool, "value": "data", "error": "error", **SEALED},
+    "replay": {"ok": bool, "value": "data", "error": "error", **SEALED},
+    # a tester's: its tests, then each probe's requests of the function and its outcome
+    "tests": {"ok": bool},
+    "probe": {"ok": bool, "data": "data", "error": "error", "ask": "data"},
     "verify": {"ok": bool, "measured": "measured", "differs": str, "error": "error"},
     "measure": {"ok": bool, "data": "data", "error": "error"},  # each of verify's measured
 }
@@ -88,17 +95,20 @@ def accepted(op: str, reply: dict) -> dict:
     for name, kind in FIELDS.get(op, {"ok": bool}).items():
         if name == "ok" or name not in reply:
             continue
-        value = _READERS[kind](reply[name]) if isinstance(kind, str) else (
-            reply[name] if type(reply[name]) is kind else None)
+        if isinstance(kind, str):  # a reader, which bounds its own texts
+            value = _READERS[kind](reply[name])
+        else:
+            value = reply[name] if type(reply[name]) is kind else None
+            value = value[:MAX_TEXT] if isinstance(value, str) else value
         if value is not None:
-            kept[name] = value[:MAX_TEXT] if isinstance(value, str) else value
+            kept[name] = value
     return kept
 
 
 def _error(value: Any) -> dict | None:
     if not isinstance(value, dict):
         return None
-    return {key: value[key][:MAX_TEXT] for key in ("type", "message", "where")
+    return {key: value[key][:MAX_TEXT] for key in ("type", "message", "where", "base")
             if isinstance(value.get(key), str)}
 
 
@@ -127,5 +137,6 @@ _READERS = {
     "texts": _texts,
     "names": _names,
     "data": lambda value: value,  # tagged data: read by plain.from_plain when judged
+    "blob": lambda value: value if isinstance(value, str) else None,  # a program, base64
     "measured": _measured,
 }

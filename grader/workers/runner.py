@@ -3,8 +3,10 @@
 :func:`run` executes one set of sources (a submission or the reference solutions) on one
 device count and measures a list of cases, surviving crashes and hangs: a cell or an exercise
 that kills or stalls its worker is recorded, the whole process group is killed, and a fresh
-worker goes on without it. Then what the worker sent as programs is verified
-(:mod:`grader.workers.verification`).
+worker goes on without it. Each case's probe runs in a tester (:mod:`grader.workers.tester`),
+which holds the tests; the runner relays each request it makes of the function to the worker
+and the worker's reply back, so the worker never holds a test. Then what the worker sent as
+programs is verified (:mod:`grader.workers.verification`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from grader import cases as case_registry
 from grader import messages as msg
 from grader.cases import Case
 from grader.workers import replies
+from grader.workers.pool import Pool
 from grader.workers.process import Stopped, WorkerDied, WorkerProcess, WorkerTimeout, stopping
 from grader.workers.run import Run, Source
 from grader.workers.sandbox import DEFAULT_SANDBOX, Limits, Sandbox, warn_without_sandbox
@@ -28,11 +31,8 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
     ``limits.run`` seconds in all. Programs the worker hands in are checked against the
     ``reference`` run's (the reference solutions' run on as many devices), if given."""
     warn_without_sandbox(sandbox)
-    hidden_tests = case_registry.hidden_sources()
     result = Run(devices)
     ends = time.monotonic() + limits.run
-    skip: set[int] = set()
-    reported: set[int] = set()
     todo: dict[str, list[Case]] = {}
     for found in cases:
         todo.setdefault(found.exercise, []).append(found)
@@ -40,6 +40,24 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
     if not sources:  # nothing to run: no worker needed to know that nothing is defined
         for exercise in list(todo):
             _settle(result, todo, exercise, {"missing": msg.MSG_NOT_FOUND.format(name=exercise)})
+    tester = _Tester((devices, limits, sandbox))
+    try:
+        _run(sources, todo, result, limits, sandbox, tester, ends)
+    finally:
+        tester.release()
+    if not stopping():
+        verify(result, limits, sandbox, reference, ends)
+    if stopping():  # what a killed worker measured last is not to be trusted
+        raise Stopped
+    return result
+
+
+def _run(sources, todo, result, limits, sandbox, tester, ends) -> None:
+    """Run the sources in a worker and measure every case of ``todo``, starting a fresh
+    worker after one that crashed or stalled, until all are done or the run's time is up."""
+    devices = result.devices
+    skip: set[int] = set()
+    reported: set[int] = set()
     while todo:
         if stopping():
             break
@@ -56,7 +74,6 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
         try:
             try:
                 ready = worker.receive("ready", limits.start)
-                worker.request("tests", limits.start, modules=hidden_tests)
             except WorkerDied as exc:  # before any student code ran: say what the worker said
                 last = worker.tail.decode(errors="replace").strip().splitlines()[-1:]
                 raise WorkerDied(msg.WORKER_ENDED_SAYING.format(how=exc, last=" ".join(last))) \
@@ -64,18 +81,15 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
             if not ready.get("ok"):
                 raise WorkerDied(msg.WORKER_OTHER_DEVICES.format(devices=ready.get("devices")))
             if _load(worker, sources, skip, reported, result, limits, ends):
-                _measure(worker, todo, result, limits, ends)
+                _measure(worker, tester, todo, result, limits, ends)
         except (WorkerDied, WorkerTimeout) as exc:  # not the submission's doing
             if time.monotonic() < ends and not stopping():
                 _could_not_go_on(result, todo, exc)
             # otherwise the top of the loop says why: the run's time is up, or the grader stops
+        except _TesterFailed as exc:  # the grader's own failure
+            _could_not_go_on(result, todo, exc)
         finally:
             worker.close()
-    if not stopping():
-        verify(result, limits, sandbox, reference, ends)
-    if stopping():  # what a killed worker measured last is not to be trusted
-        raise Stopped
-    return result
 
 
 def _could_not_go_on(result: Run, todo: dict[str, list[Case]], exc: Exception) -> None:
@@ -121,8 +135,8 @@ def _load(worker, sources, skip, reported, result, limits, ends) -> bool:
     return True
 
 
-def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits,
-             ends: float) -> None:
+def _measure(worker: WorkerProcess, tester: _Tester, todo: dict[str, list[Case]],
+             result: Run, limits: Limits, ends: float) -> None:
     """Measure the cases of every exercise still to do, removing each as it is done; stop at
     the first exercise that took the worker down or stalled it, or when the run's time
     (``ends``) is up, leaving what was not measured in ``todo``."""
@@ -150,7 +164,10 @@ def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits,
         pending = todo.pop(exercise)
         for i, c in enumerate(pending):
             try:
-                reply = worker.request("probe", deadline - time.monotonic(), case_id=c.id)
+                reply = _probe(worker, tester, c, deadline, result)
+            except _TesterFailed:
+                todo[exercise] = pending[i:]  # not run, the run unfinished: see _run
+                raise
             except WorkerTimeout:
                 if deadline < own:  # the run's time is up: not this exercise's fault
                     todo[exercise] = pending[i:]
@@ -159,24 +176,107 @@ def _measure(worker, todo: dict[str, list[Case]], result: Run, limits: Limits,
             except WorkerDied as exc:
                 failure = {"ok": False, "crashed": str(exc), "devices": worker.devices}
             else:
-                result.kept += worker.cost
-                result.kept_bytes += worker.size
                 if result.kept > replies.MAX_RUN_ITEMS:  # kept until judged: bounded
                     reply = replies.failed(msg.MSG_REPLIES_TOO_LARGE.format(
                         devices=worker.devices, items=replies.MAX_RUN_ITEMS))
                 elif result.kept_bytes > replies.MAX_RUN_BYTES:  # in values and in bytes
                     reply = replies.failed(msg.MSG_REPLIES_TOO_MANY_BYTES.format(
                         devices=worker.devices, mib=replies.MAX_RUN_BYTES // 2**20))
-                restored = reply.pop("restored", None)
-                if restored:
-                    text = msg.MSG_RESTORED.format(what=case_registry.changes(restored))
-                    if text not in result.problems:
-                        result.problems.append(text)
                 result.outcomes[c.id] = reply
                 continue
             for rest in pending[i:]:
                 result.outcomes[rest.id] = failure
             return
+
+
+#: What a test may ask of the worker about the function under test (see grader.remote).
+ASKS = ("call", "export", "shardings", "replay")
+#: What a worker's reply to such a request may say that ends the test at once: the seal was
+#: broken, a thread ran, or the reply could not be read (see grader.workers.replies).
+ENDS_THE_TEST = ("tampered", "threads", "unreadable")
+
+
+def _probe(worker: WorkerProcess, tester: _Tester, found: Case, deadline: float,
+           result: Run) -> dict:
+    """Run one case's probe in the tester, relaying each of its requests of the function to
+    the worker, within ``deadline``; the outcome. Raises WorkerTimeout or WorkerDied when the
+    worker (or, for the time, the tester) does, and _TesterFailed when the tester cannot be
+    had; a tester left mid-probe is closed."""
+    helper = tester.get()
+    try:
+        req = helper.send("probe", case_id=found.id)
+        while True:
+            reply = helper.receive(req, deadline - time.monotonic(), "probe")
+            ask = reply.get("ask")
+            if ask is None:  # its outcome, kept until judged: counted (see replies)
+                result.kept += helper.cost
+                result.kept_bytes += helper.size
+                return reply
+            op = ask.get("op") if isinstance(ask, dict) else None
+            if op not in ASKS:
+                tester.drop()
+                return {"ok": False, "not_run": msg.MSG_NO_SUCH_REQUEST}
+            answer = worker.request(op, deadline - time.monotonic(),
+                                    **{k: v for k, v in ask.items() if k != "op"})
+            if not answer.get("ok") and any(key in answer for key in ENDS_THE_TEST):
+                tester.drop()
+                return answer
+            restored = answer.pop("restored", None)
+            if restored:
+                text = msg.MSG_RESTORED.format(what=case_registry.changes(restored))
+                if text not in result.problems:
+                    result.problems.append(text)
+            helper.answer(req, reply=answer)
+    except WorkerDied as exc:
+        if tester.process is helper and helper.process.poll() is not None:  # the tester's end
+            tester.drop()
+            return {"ok": False, "not_run": msg.MSG_TESTER_DIED.format(how=exc)}
+        tester.drop()
+        raise
+    except WorkerTimeout:
+        tester.drop()
+        raise
+
+
+class _TesterFailed(Exception):
+    """No tester could be started: the grader's own failure."""
+
+
+class _Tester:
+    """A run's tester (see grader.workers.tester): taken from the pool when first needed, put
+    back when the run is done, closed when left mid-probe."""
+
+    def __init__(self, kind: tuple) -> None:
+        self.kind = kind
+        self.process: WorkerProcess | None = None
+
+    def get(self) -> WorkerProcess:
+        if self.process is None:
+            try:
+                self.process = TESTERS.take(self.kind)
+            except (OSError, WorkerDied, WorkerTimeout) as exc:
+                raise _TesterFailed(msg.MSG_TESTER_FAILED.format(
+                    devices=self.kind[0], why=str(exc) or "no answer in time")) from None
+        return self.process
+
+    def drop(self) -> None:
+        if self.process is not None:
+            self.process.close()
+            self.process = None
+
+    def release(self) -> None:
+        if self.process is not None:
+            TESTERS.put(self.kind, self.process)
+            self.process = None
+
+
+def _install_tests(tester: WorkerProcess, limits: Limits) -> None:
+    """Send a new tester the hidden tests (masked on disk in the sandbox)."""
+    tester.request("tests", limits.start, modules=case_registry.hidden_sources())
+
+
+#: Testers waiting for a run: they run none of a submission's code (see grader.workers.pool).
+TESTERS = Pool("grader.workers.tester", prepare=_install_tests)
 
 
 def _settle(result: Run, todo: dict[str, list[Case]], exercise: str, outcome: dict) -> None:

@@ -1,11 +1,13 @@
-"""A seal on the code a worker measures with: what a submission changes there is put back.
+"""A seal on the code a worker calls a function with: what a submission changes there is put
+back.
 
-The probes measure a student's function in the worker that ran the student's code, so that
-code could rebind what they rely on (``jax.jit``, ``jax.make_jaxpr``, ``json.dumps``, a
-function or a table of the grader), swap a function's code or defaults, or put a module of its
-own in ``sys.modules``; the probes would then report whatever it liked about how it computed.
-The worker seals those modules, and the tests it measures with, before any student code runs;
-it restores them before each measurement and voids a measurement during which they changed.
+The worker calls a student's function for the tests (which run in the tester, see
+:mod:`grader.remote`) in the process that ran the student's code, so that code could rebind
+what the call relies on (``jax.jit``, ``jax.export``, ``json.dumps``, the grader's reading of
+arrays and shardings), swap a function's code or defaults, or put a module of its own in
+``sys.modules``; the worker would then report whatever it liked about what the function
+returned or how it computed. The worker seals those modules and itself before any student code
+runs; it restores them before each call and voids a call during which they changed.
 
 The seal protects itself: its state is a tuple, and :func:`restore` takes every name it uses
 as a default argument, so that it depends on no module a submission could change. The worker
@@ -25,7 +27,7 @@ import types
 from collections.abc import Iterable
 from typing import Any
 
-#: Modules sealed besides every module of the grader: what the probes and the replies use.
+#: Modules sealed besides every module of the grader: what the calls and the replies use.
 MODULES = (
     "builtins",
     "json",

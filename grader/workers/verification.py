@@ -8,15 +8,14 @@ serve one run after another.
 
 from __future__ import annotations
 
-import atexit
 import secrets
-import threading
 import time
 
 from grader import cases as case_registry
 from grader import messages as msg
 from grader import plain
-from grader.workers.process import WorkerDied, WorkerProcess, WorkerTimeout, stopping
+from grader.workers.pool import Pool
+from grader.workers.process import WorkerDied, WorkerTimeout, stopping
 from grader.workers.run import Run
 from grader.workers.sandbox import Limits, Sandbox
 
@@ -77,7 +76,7 @@ def verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None 
                 continue
             if verifier is None:
                 try:
-                    verifier = _take_verifier(kind)
+                    verifier = VERIFIERS.take(kind)
                 except (OSError, WorkerDied, WorkerTimeout) as exc:
                     why = msg.MSG_VERIFIER_FAILED.format(devices=result.devices,
                                                          why=str(exc) or "no answer in time")
@@ -114,8 +113,7 @@ def verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None 
                 result.outcomes[case_id] = {"ok": False, "unverified": _why(reply)}
     finally:
         if verifier is not None:
-            with _idle_lock:
-                _idle_verifiers.setdefault(kind, []).append(verifier)
+            VERIFIERS.put(kind, verifier)
 
 
 def _why(reply: object) -> str:
@@ -127,49 +125,9 @@ def _why(reply: object) -> str:
                else "unknown error")
 
 
-#: Verifiers waiting for work, by device count, limits and sandbox. A verifier runs none of a
-#: submission's code, so it serves one run after another (saving a JAX start each time);
-#: one that crashed or stalled is never put back. :func:`close_verifiers` ends them.
-_idle_verifiers: dict[tuple[int, Limits, Sandbox], list[WorkerProcess]] = {}
-_idle_lock = threading.Lock()
-
-
-def _take_verifier(kind: tuple[int, Limits, Sandbox]) -> WorkerProcess:
-    """An idle verifier of this kind that is still alive, or a new one."""
-    while True:
-        with _idle_lock:
-            idle = _idle_verifiers.get(kind, [])
-            verifier = idle.pop() if idle else None
-        if verifier is None:
-            return _start_verifier(*kind)
-        if verifier.process.poll() is None:
-            return verifier
-        verifier.close()
-
-
-def close_verifiers() -> None:
-    """End every idle verifier (at the end of a batch)."""
-    with _idle_lock:
-        idle = [v for verifiers in _idle_verifiers.values() for v in verifiers]
-        _idle_verifiers.clear()
-    for verifier in idle:
-        verifier.close()
-
-
-atexit.register(close_verifiers)  # after a batch that ended in an error, say
-
-
-def _start_verifier(devices: int, limits: Limits, sandbox: Sandbox) -> WorkerProcess:
-    verifier = WorkerProcess(devices, limits, sandbox, module="grader.workers.verifier")
-    try:
-        ready = verifier.receive("ready", limits.start)
-    except (WorkerDied, WorkerTimeout):
-        verifier.close()
-        raise
-    if not ready.get("ok"):
-        verifier.close()
-        raise WorkerDied(msg.WORKER_OTHER_DEVICES.format(devices=ready.get("devices")))
-    return verifier
+#: Verifiers waiting for work. A verifier runs none of a submission's code, so it serves one
+#: run after another; one that crashed or stalled is never put back.
+VERIFIERS = Pool("grader.workers.verifier")
 
 
 def _put(outcome: dict, where: tuple, value: dict) -> None:

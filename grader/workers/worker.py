@@ -1,4 +1,6 @@
-"""The worker: runs a student's code and the probes next to it, in a process of its own.
+"""The worker: runs a student's code in a process of its own, and calls its functions as the
+tests, in the tester, ask (:mod:`grader.remote`): it holds the submission and nothing of the
+tests but the arguments of each call.
 
 Started by :mod:`grader.workers.runner` as
 ``python -I -c "from grader.workers.worker import main; main()" DEVICES MEMORY GRADER TASKS``
@@ -16,6 +18,7 @@ import builtins
 import json
 import os
 import sys
+import warnings
 from typing import Any, TextIO
 
 from grader.processes import die_with_parent
@@ -64,13 +67,14 @@ def _fresh_namespace() -> dict[str, Any]:
 
 class Worker:
     """State of one worker: a namespace per file of the submission, as if each notebook ran
-    in a kernel of its own (two notebooks may both define a global ``mesh``)."""
+    in a kernel of its own (two notebooks may both define a global ``mesh``), and the
+    functions its functions returned, by handle."""
 
     def __init__(self, replies: TextIO) -> None:
         self.replies = replies
         self.namespaces: dict[str, dict[str, Any]] = {}
         RECORD.namespaces = self.namespaces  # lesson 6: which file defines a name
-        self.cases: dict[str, Any] = {}
+        self.handles: list[Any] = []
 
     def find(self, name: str) -> Any:
         """The object ``name`` is bound to in the last file that defines it, or None."""
@@ -105,45 +109,126 @@ class Worker:
             )
         return {"ok": True, "found": found}
 
-    def tests(self, modules: dict[str, str]) -> dict[str, Any]:
-        from grader import cases
-
-        cases.install_sources(modules)
-        RECORD.tests.update(modules)  # lesson 6: installed again in launched processes
-        self.cases.update({c.id: c for c in cases.load(hidden=True)})
-        return {"ok": True}
-
     def seal(self) -> sealing.Seal:
-        """A seal on the modules, this worker (a method shadowed on it is removed too) and its
-        tests, as they are now."""
-        return sealing.Seal([("the worker", self), ("the grader's tests", self.cases),
-                             *((f"test {c.id}", c) for c in self.cases.values())])
+        """A seal on the modules and this worker (a method shadowed on it is removed too), as
+        they are now."""
+        return sealing.Seal([("the worker", self)])
 
-    def probe(self, case_id: str) -> dict[str, Any]:
-        from grader import cases
+    # --- what a test asks of the function under test (see grader.remote) -------------------
+    def call(self, function: dict, steps: list, args: Any, kwargs: Any,
+             mesh: Any = None) -> dict[str, Any]:
+        """Call the function with arguments sent as data; what it returned, as data."""
+        from grader import wire
 
-        found = self.cases[case_id]
-        return cases.measure(found, self.find(found.exercise))
+        def run() -> Any:
+            fn = self._function(function, steps)
+            with _under(mesh):
+                out = fn(*wire.decode(args, program=_exported_call),
+                         **wire.decode(kwargs, program=_exported_call))
+            return _sent(out, self._keep)
+
+        return self._attempt(lambda: {"ok": True, "value": run()})
+
+    def export(self, function: dict, steps: list, args: Any, mesh: Any = None) -> dict[str, Any]:
+        """The function's program for arguments sent as data (grader.probes.Program.of)."""
+        import base64
+
+        from grader import wire
+        from grader.probes import Program
+
+        def run() -> str:
+            fn = self._function(function, steps)
+            with _under(mesh):
+                program = Program.of(fn, *wire.decode(args, program=_exported_call))
+            return base64.b64encode(program.serialize()).decode()
+
+        return self._attempt(lambda: {"ok": True, "program": run()})
+
+    def shardings(self, function: dict, steps: list, args: Any,
+                  mesh: Any = None) -> dict[str, Any]:
+        """The shardings the function's compiled program takes its arguments in
+        (grader.probes.input_shardings)."""
+        from grader import wire
+        from grader.probes import input_shardings
+
+        def run() -> Any:
+            fn = self._function(function, steps)
+            with _under(mesh):
+                found = input_shardings(fn, *wire.decode(args, program=_exported_call))
+            return _sent(found)
+
+        return self._attempt(lambda: {"ok": True, "value": run()})
+
+    def replay(self, function: dict, probe: str, processes: int,
+               devices_per_process: int) -> dict[str, Any]:
+        """Lesson 6: the function's cells replayed in launched processes, each running a
+        public probe (grader.workers.replay)."""
+        from grader import wire
+        from grader.workers import replay
+
+        return self._attempt(lambda: {"ok": True, "value": wire.encode(replay.run(
+            str(function.get("name")), str(probe), int(processes), int(devices_per_process)))})
+
+    def _attempt(self, work: Any) -> dict[str, Any]:
+        """``work()``, or the error it raised (anything the function raises included)."""
+        from grader.cases import describe_error
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return work()
+        except BaseException as exc:  # noqa: BLE001 - the student's code may raise anything
+            return {"ok": False, "error": describe_error(exc)}
+
+    def _function(self, function: dict, steps: list) -> Any:
+        """The function a request names (by name or handle), with its steps applied."""
+        import jax
+
+        from grader import messages as msg
+        from grader import wire
+
+        if "handle" in function:
+            handle = function["handle"]
+            found = self.handles[handle] if type(handle) is int and handle >= 0 else None
+        else:
+            found = self.find(str(function.get("name")))
+        if not callable(found):
+            raise LookupError(msg.MSG_NOT_FOUND.format(name=function.get("name")))
+        for kind, values in steps:
+            values = wire.decode(values)
+            if kind == "trailing":
+                found = _with_trailing(found, tuple(values))
+            elif kind == "jit":
+                found = jax.jit(found, static_argnums=tuple(values))
+        return found
+
+    def _keep(self, function: Any) -> dict:
+        """A function the function under test returned: kept here, sent as its handle."""
+        self.handles.append(function)
+        return {"function": len(self.handles) - 1}
 
     def serve(self, requests: TextIO) -> None:
         """Answer requests until stdin closes.
 
-        A measurement trusts only what this frame's locals hold, taken before any student code
-        ran (and, since :func:`forbid_trace_hooks`, out of reach of Python code): the seal's
-        state, the function that restores it with that function's code and defaults (put back
-        before each use), the reply stream's methods and the interpreter's own functions. Before
-        a probe everything sealed is put back (what had changed is reported); a probe during
+        What a test asks of the function (a call, its program, lesson 6's processes) trusts
+        only what this frame's locals hold, taken before any student code ran (and, since
+        :func:`forbid_trace_hooks`, out of reach of Python code): the seal's state, the
+        function that restores it with that function's code and defaults (put back before each
+        use), the table of what answers each request, the reply stream's methods and the
+        interpreter's own functions. Before each such
+        request everything sealed is put back (what had changed is reported); one during
         which it changed again is void, and so is one while a thread the submission started
         still runs (it could change things back and forth).
         """
         write, flush, dumps = self.replies.write, self.replies.flush, json.dumps
         gettrace, getprofile, threads = sys.gettrace, sys.getprofile, sys._current_frames
-        sealed = None  # (state, restore, its code, its defaults) once the tests are in
+        state, restore = self.seal().state, sealing.restore  # before any student code
+        code, defaults = restore.__code__, restore.__defaults__
+        sealed_ops, open_ops = dict(SEALED), dict(OPEN)  # what answers each request
         for line in requests:
             request = json.loads(line)
             op, req = request.pop("op"), request.pop("req")
-            if op == "probe" and sealed is not None:
-                state, restore, code, defaults = sealed
+            if op in sealed_ops:
                 restore.__code__, restore.__defaults__ = code, defaults
                 before = restore(state)
                 if gettrace() or getprofile():
@@ -151,7 +236,7 @@ class Worker:
                 elif len(threads()) > 1:
                     reply = {"ok": False, "threads": len(threads()) - 1}
                 else:
-                    reply = self.probe(**request)
+                    reply = sealed_ops[op](self, **request)
                     restore.__code__, restore.__defaults__ = code, defaults
                     during = restore(state)
                     if during:
@@ -159,12 +244,53 @@ class Worker:
                     elif before:
                         reply = {**reply, "restored": before}
             else:
-                reply = getattr(self, op)(**request)
-            if op == "tests":  # before any student code: the runner sends cells after this
-                sealed = (self.seal().state, sealing.restore, sealing.restore.__code__,
-                          sealing.restore.__defaults__)
+                reply = open_ops[op](self, **request)
             write(dumps({"req": req, **reply}) + "\n")
             flush()
+
+
+#: What the runner may ask of a worker: running the submission, and (behind the seal) what a
+#: test asks of the function under test.
+OPEN = {"cell": Worker.cell, "lookup": Worker.lookup}
+SEALED = {"call": Worker.call, "export": Worker.export, "shardings": Worker.shardings,
+          "replay": Worker.replay}
+
+
+def _under(mesh: Any) -> Any:
+    """The mesh context a test called the function in (jax.set_mesh), or none."""
+    import contextlib
+
+    import jax
+
+    from grader import wire
+
+    return contextlib.nullcontext() if mesh is None else jax.set_mesh(wire.decode(mesh))
+
+
+def _sent(value: Any, keep: Any = None) -> Any:
+    """What the function returned, as data; a value that cannot be sent is the function's
+    failure to return a readable result."""
+    from grader import wire
+    from grader.plain import NotPlain
+
+    try:
+        return wire.encode(value, function=keep)
+    except wire.Unreadable as exc:
+        raise NotPlain(str(exc)) from None
+
+
+def _with_trailing(fn: Any, values: tuple) -> Any:
+    def with_values(*args: Any) -> Any:
+        return fn(*args, *values)
+
+    return with_values
+
+
+def _exported_call(blob: bytes) -> Any:
+    """A function a test gave the function under test, rebuilt from its exported program."""
+    import jax
+
+    return jax.export.deserialize(bytearray(blob)).call
 
 
 def forbid_trace_hooks() -> None:
@@ -198,9 +324,11 @@ def main() -> None:
         del os.environ[name]  # JAX has read its cache's settings: processes started here keep none
     worker = Worker(replies)
     forbid_trace_hooks()
-    from grader import cases
+    import grader.cases
+    import grader.probes
+    import grader.wire
+    import grader.workers.replay  # noqa: F401 - what serving uses, imported before the seal
 
-    cases.load(hidden=False)  # the hidden tests arrive with the first request
     worker.send({"req": "ready", "ok": have == devices, "devices": have})
     worker.serve(requests)
 

@@ -1,9 +1,10 @@
 """distributed_dot computed with numpy on the host, with JAX told to describe it as a
 shard_map with an all-reduce (as in fakes-jax-to-describe-a-host-dot-as-distributed), and every
 way around the seal a few lines of Python allow: the seal's restore turned into a no-op (on the
-class, and by swapping its code and its module's globals), the worker's probe wrapped so that
-it fakes JAX again after the seal ran (on the class, and on the worker object found with gc),
-and the grader's tables of collectives and tests rewritten. None of it may earn the marks for how the dot is computed."""
+class, and by swapping its code and its module's globals), the worker's export of a program
+wrapped so that it fakes JAX again after the seal ran (on the class, in the worker's table of
+requests, and on the worker object found with gc), and the grader's table of collectives
+rewritten. None of it may earn the marks for how the dot is computed."""
 import gc
 import re
 import types
@@ -11,7 +12,6 @@ import types
 import jax
 import numpy as np
 
-import grader.cases
 import grader.probes
 import grader.workers.seal
 import grader.workers.worker
@@ -47,22 +47,20 @@ def nothing_changed(*args, **kwargs):
     return []
 
 
-real_probe = grader.workers.worker.Worker.probe
+real_export = grader.workers.worker.Worker.export
 
 
-def probe_after_faking(self, case_id):
+def export_after_faking(self, *args, **kwargs):
     fake_everything()
-    return real_probe(self, case_id)
+    return real_export(self, *args, **kwargs)
 
 
 fake_everything()
 grader.workers.seal.Seal.restore = nothing_changed
 grader.workers.seal.restore.__code__ = nothing_changed.__code__
 grader.workers.seal.types = types.SimpleNamespace(ModuleType=object, MappingProxyType=object)
-grader.workers.worker.Worker.probe = probe_after_faking
+grader.workers.worker.Worker.export = export_after_faking
+grader.workers.worker.SEALED["export"] = export_after_faking
 for worker in [o for o in gc.get_objects() if isinstance(o, grader.workers.worker.Worker)]:
-    worker.probe = types.MethodType(probe_after_faking, worker)  # shadows the class's method
+    worker.export = types.MethodType(export_after_faking, worker)  # shadows the class's method
 grader.probes._OPCODE = re.compile(r"(all-reduce)()")
-for case in list(grader.cases._REGISTRY.values()):
-    if case.exercise == "distributed_dot":
-        object.__setattr__(case, "judge", lambda got, want: grader.cases.Verdict(True))

@@ -11,8 +11,23 @@ from grader.workers import record, replay
 
 def test_replay_outside_a_worker_is_a_clear_error():
     """Is replay refused when no worker recorded the submission's cells?"""
+    probe = "grader.public.multiprocess:global_mean_in_each_process"
     with pytest.raises(ClusterError, match="no cells that define `global_batch`"):
-        replay.replay("global_batch", print)
+        replay.run("global_batch", probe, 2, 4)
+
+
+def test_replay_runs_public_probes_only():
+    """Does a worker refuse to run, in launched processes, a probe that is not in a public
+    test module (a hidden one would have to be sent to it)?"""
+    with pytest.raises(ValueError, match="public test module"):
+        replay.run("global_batch", "grader.hidden.multiprocess:anything", 2, 4)
+
+
+def test_replay_takes_the_function_of_a_grader_test():
+    """Is replay, called on anything but the tester's stand-in for the function under test,
+    a clear error?"""
+    with pytest.raises(TypeError, match="grader's test only"):
+        replay.replay(print, print)
 
 
 def test_the_file_that_defines_a_name_last_is_the_one_replayed():

@@ -60,12 +60,16 @@ def test_only_the_fields_a_reply_needs_are_kept_each_of_its_type():
                    "not_run": "x", "unverified": "x", "differs": "x", "threads": math.nan,
                    "error": {"type": math.nan, "message": "m" * 5000, "extra": 1},
                    "tampered": ["jax.jit", math.inf, {"a": 1}], "restored": [math.nan],
-                   "data": {"str": "kept as sent"}})
-    assert kept(forged, "probe") == {
+                   "value": {"str": "kept as sent"}, "ask": {"op": "call"}})
+    assert kept(forged, "call") == {
         "ok": False, "error": {"message": "m" * replies.MAX_TEXT},
-        "tampered": ["jax.jit"], "data": {"str": "kept as sent"}}
-    assert kept(line({"ok": True, "threads": True, "devices": 8}), "probe") == {
+        "tampered": ["jax.jit"], "value": {"str": "kept as sent"}}
+    assert kept(line({"ok": True, "threads": True, "devices": 8}), "call") == {
         "ok": True}
+    program = "A" * (2 * replies.MAX_TEXT)  # a program (base64) is kept whole, a text is cut
+    assert kept(line({"ok": True, "program": program, "error": {"base": "b" * 5000}}),
+                "export") == {"ok": True, "program": program,
+                              "error": {"base": "b" * replies.MAX_TEXT}}
     assert kept(line({"ok": True, "devices": 8.0}), "ready") == {"ok": True}
     assert kept(line({"ok": True, "found": {"f": "function", "g": math.nan}}), "lookup") == {
         "ok": True, "found": {"f": "function"}}

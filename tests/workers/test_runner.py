@@ -5,6 +5,12 @@ exercise is graded in tests/grading/test_hostile_batch.py, with the rest of the 
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
+from markers import NEEDS_THE_SANDBOX
+
+import grader
 from grader import cases
 from grader import messages as msg
 from grader.workers import runner
@@ -24,4 +30,116 @@ def test_a_submission_that_stalls_everything_ends_with_its_total_time(tmp_path):
     result = runner.run(sources, chosen, 8, limits)
     why = msg.MSG_RUN_TOO_LONG.format(seconds=4, devices=8)
     assert result.problems == [why]
+    assert result.outcomes == {c.id: {"ok": False, "not_run": why} for c in chosen}
+
+
+# A submission whose ring_shift, at every call a test makes, searches its whole worker for
+# what the hidden tests are made of: every name in every string reachable from Python's
+# objects (modules, functions and their code, dicts, lists, the worker's own records), the
+# modules loaded, the environment, and every file it can read in the grader's package, its
+# home and /tmp. It knows what it looks for only by digests (the names themselves would be
+# found in its own code). It raises if it finds one, or if it misses either control (a name
+# the worker holds, a public test's name on disk), which shows the search works; otherwise it
+# returns the right values, so that every test passes.
+SEARCHES_THE_WORKER = """
+import gc, hashlib, os, re, sys, types
+import grader
+
+MARKERS = {markers!r}
+CONTROLS = {controls!r}
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{{8,}}")
+
+
+def _texts():
+    for obj in gc.get_objects():
+        try:
+            if isinstance(obj, dict):
+                yield from (x for item in obj.items() for x in item if isinstance(x, str))
+            elif isinstance(obj, (list, tuple, set, frozenset)):
+                yield from (x for x in obj if isinstance(x, str))
+            elif isinstance(obj, types.FunctionType):
+                code = obj.__code__
+                yield from (obj.__name__, *code.co_names, *code.co_varnames)
+                yield from (c for c in code.co_consts if isinstance(c, str))
+        except Exception:
+            pass
+    yield from sys.modules
+    yield from os.environ.values()
+    for root in (os.path.dirname(grader.__file__), os.environ.get("HOME", "/"), "/tmp"):
+        for folder, _, files in os.walk(root):
+            for name in files:
+                try:
+                    with open(os.path.join(folder, name), "rb") as f:
+                        yield f.read(2**20).decode(errors="replace")
+                except OSError:
+                    pass
+
+
+def ring_shift(x):
+    words = {{w for text in _texts() for w in WORD.findall(text)}}
+    seen = {{hashlib.md5(w.encode()).hexdigest() for w in words}}
+    del words
+    if not set(CONTROLS) <= seen:
+        raise RuntimeError("the search is blind")
+    found = len(seen & set(MARKERS))
+    if found:
+        raise RuntimeError(f"found {{found}} names of hidden tests in the worker")
+    n = jax.device_count()
+    mesh = jax.sharding.Mesh(jax.devices(), ("data",))
+    spec = jax.sharding.PartitionSpec("data")
+    return jax.shard_map(lambda b: jax.lax.ppermute(b, "data", [(i, (i + 1) % n)
+                                                                 for i in range(n)]),
+                         mesh=mesh, in_specs=spec, out_specs=spec)(x)
+"""
+
+
+def _digest(name: str) -> str:
+    return hashlib.md5(name.encode()).hexdigest()  # noqa: S324 - a fingerprint, not a secret
+
+
+def _hidden_markers() -> list[str]:
+    """The names of the hidden tests that no other file of the grader package holds."""
+    root = Path(grader.__file__).parent
+    others = "".join(p.read_text() for p in root.rglob("*.py") if "hidden" not in p.parts)
+    names = [c.name for c in cases.load(hidden=True) if c.hidden]
+    return sorted({name for name in names if name not in others})
+
+
+@NEEDS_THE_SANDBOX
+def test_nothing_of_the_hidden_tests_is_readable_in_a_worker():
+    """A worker runs the hidden tests' calls of the student's function: is nothing of the
+    hidden tests (here, the name of any of them) to be found there, in memory or on disk, at
+    any of those calls, while the search finds what the worker does hold?"""
+    markers = _hidden_markers()
+    assert len(markers) > 150  # nearly every hidden test has a name of its own
+    controls = ["forbid_trace_hooks", "moves_each_block_to_the_next_device"]
+    assert controls[1] in {c.name for c in cases.load(hidden=False)}
+    source = "import jax\n" + SEARCHES_THE_WORKER.format(
+        markers=[_digest(m) for m in markers], controls=[_digest(c) for c in controls])
+    chosen = [c for c in cases.for_exercise("ring_shift") if 8 in c.device_counts]
+    assert any(c.hidden for c in chosen)
+    result = runner.run([Source("search.py", "search.py", source)], chosen, 8,
+                        Limits(exercise=120, cell=60))
+    assert result.problems == []
+    assert {c.id: result.outcomes[c.id].get("error") for c in chosen} == \
+        {c.id: None for c in chosen}
+
+
+def test_a_tester_that_cannot_start_leaves_the_run_unfinished(monkeypatch):
+    """The tests run in a tester: if none can be started, is every test not run, and the run
+    marked unfinished with the reason (so that it is reported but never stored), rather than
+    some tests lost?"""
+    def fails(*kind):
+        raise runner.WorkerDied("no tester for this test")
+
+    monkeypatch.setattr(runner.TESTERS, "start", fails)
+    monkeypatch.setattr(runner.TESTERS, "idle", {})
+    chosen = [c for name in ("ring_shift", "distributed_dot") for c in cases.for_exercise(name)
+              if 2 in c.device_counts]
+    source = Source("a.py", "a.py", "def ring_shift(x):\n    return x\n\n"
+                    "def distributed_dot(a, b):\n    return 0.0\n")
+    result = runner.run([source], chosen, 2, Limits(exercise=30, cell=30))
+    why = msg.MSG_WORKER_FAILED.format(devices=2, why=msg.MSG_TESTER_FAILED.format(
+        devices=2, why="no tester for this test"))
+    assert result.unfinished == why
     assert result.outcomes == {c.id: {"ok": False, "not_run": why} for c in chosen}

@@ -96,7 +96,7 @@ from grader.devices import use_cpu_devices
 use_cpu_devices(2)
 import jax
 from grader import plain, probes
-from grader.workers import process, sandbox as sandboxing, verification
+from grader.workers import process, runner, sandbox as sandboxing, verification
 def forever(x):
     def body(state):
         return state[0] + 1, jax.numpy.sin(state[1])
@@ -110,14 +110,16 @@ started = []
 thread = threading.Thread(target=lambda: started.append(process.WorkerProcess(2, limits, sandbox)))
 thread.start()
 thread.join()
-started.append(verification._start_verifier(2, limits, sandbox))
-worker, verifier = started
+started.append(verification.VERIFIERS.start(2, limits, sandbox))
+started.append(runner.TESTERS.start(2, limits, sandbox))
+worker, verifier, tester = started
 worker.receive("ready", limits.start)
 for started_one, request in [
         (worker, {"op": "cell", "file": "a.py", "label": "a.py",
                   "source": "import time\\ntime.sleep(3600)"}),
         (verifier, {"op": "verify", "measures": ["hlo_collectives"], "blob": blob,
-                    "reference": blob, "seed": 0})]:
+                    "reference": blob, "seed": 0}),
+        (tester, {"op": "probe", "case_id": "ring_shift:moves_each_block_to_the_next_device"})]:
     started_one.process.stdin.write((json.dumps({"req": "busy", **request}) + "\\n").encode())
     started_one.process.stdin.flush()
 time.sleep(2)
@@ -133,14 +135,15 @@ time.sleep(3600)
 ])
 def test_workers_and_verifiers_end_when_the_grader_is_killed(sandboxed):
     """The grader killed by SIGKILL (which runs no clean-up) while a worker started from a
-    thread that had ended and a verifier are busy: does every process of theirs end with it
-    (neither waits to read its input again)?"""
+    thread that had ended, a verifier and a tester (waiting on the answer to its probe's
+    call) are busy: does every process of theirs end with it (none waits to read its input
+    again)?"""
     grader = subprocess.Popen(
         [sys.executable, "-c", GRADER_STAND_IN, "sandboxed" if sandboxed else "plain"],
         stdout=subprocess.PIPE, text=True, start_new_session=True, cwd=ROOT)
     try:
         homes = grader.stdout.readline().split()
-        assert len(homes) == 2, "the stand-in did not start its worker and verifier"
+        assert len(homes) == 3, "the stand-in did not start its worker, verifier and tester"
         assert processes_with_home(homes)
     finally:
         os.killpg(grader.pid, signal.SIGKILL)

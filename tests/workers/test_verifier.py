@@ -43,7 +43,7 @@ def run_of(outcomes: dict, reference: Run | None = None) -> Run:
     try:
         verification.verify(result, DEFAULT_LIMITS, DEFAULT_SANDBOX, reference)
     finally:
-        verification.close_verifiers()
+        verification.VERIFIERS.close()
     return result
 
 
@@ -260,7 +260,7 @@ def test_correct_functions_written_apart_agree_with_the_reference_on_new_inputs(
         theirs = runner.run([Source("alternatives.py", "alternatives.py", source)],
                             chosen, 8, DEFAULT_LIMITS, reference=reference)
     finally:
-        verification.close_verifiers()
+        verification.VERIFIERS.close()
     checked = {case for case, *_ in reference.programs}
     assert checked and checked == {case for case, *_ in theirs.programs}
     for c in chosen:
@@ -355,13 +355,13 @@ def test_a_program_that_never_ends_costs_its_own_cases_and_leaves_nothing_runnin
     result = Run(DEVICES, outcomes={ids["endless"]: {"ok": True, "data": endless},
                                            ids["good"]: {"ok": True, "data": good}})
     started = []
-    real_start = verification._start_verifier
+    real_start = verification.VERIFIERS.start
 
     def recording(*args):
         started.append(real_start(*args))
         return started[-1]
 
-    verification._start_verifier = recording
+    verification.VERIFIERS.start = recording
     try:
         verifying = threading.Thread(target=verification.verify,
                                      args=(result, limits, DEFAULT_SANDBOX, reference))
@@ -369,8 +369,8 @@ def test_a_program_that_never_ends_costs_its_own_cases_and_leaves_nothing_runnin
         verifying.join(timeout=120)
         assert not verifying.is_alive(), "the grader waited on the program"
     finally:
-        verification._start_verifier = real_start
-        verification.close_verifiers()
+        verification.VERIFIERS.start = real_start
+        verification.VERIFIERS.close()
     assert result.outcomes[ids["endless"]] == {
         "ok": False, "unverified": msg.MSG_VERIFIER_TIME_UP.format(seconds=3)}
     assert result.outcomes[ids["good"]]["ok"] and "differs" not in result.outcomes[ids["good"]]
@@ -385,17 +385,17 @@ def test_a_verifier_serves_one_run_after_another_until_it_fails():
     try:
         first = Run(DEVICES, outcomes={"a": {"ok": True, "data": psum_program()}})
         verification.verify(first, *kind[1:])
-        [serving] = verification._idle_verifiers[kind]
+        [serving] = verification.VERIFIERS.idle[kind]
         second = Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
         verification.verify(second, *kind[1:])
-        assert verification._idle_verifiers[kind] == [serving] and second.outcomes["b"]["ok"]
+        assert verification.VERIFIERS.idle[kind] == [serving] and second.outcomes["b"]["ok"]
         serving.kill()  # a verifier that died meanwhile is replaced
         third = Run(DEVICES, outcomes={"c": {"ok": True, "data": psum_program()}})
         verification.verify(third, *kind[1:])
-        assert third.outcomes["c"]["ok"] and verification._idle_verifiers[kind] != [serving]
+        assert third.outcomes["c"]["ok"] and verification.VERIFIERS.idle[kind] != [serving]
     finally:
-        verification.close_verifiers()
-    assert verification._idle_verifiers == {} and serving.process.poll() is not None
+        verification.VERIFIERS.close()
+    assert verification.VERIFIERS.idle == {} and serving.process.poll() is not None
 
 
 @pytest.mark.slow
@@ -410,13 +410,13 @@ def test_a_verifier_outlives_the_thread_that_started_it():
         starter = threading.Thread(target=verification.verify, args=(first, *kind[1:]))
         starter.start()
         starter.join()
-        [serving] = verification._idle_verifiers[kind]
+        [serving] = verification.VERIFIERS.idle[kind]
         second = Run(DEVICES, outcomes={"b": {"ok": True, "data": psum_program()}})
         verification.verify(second, *kind[1:])
         assert first.outcomes["a"]["ok"] and second.outcomes["b"]["ok"], second.outcomes
-        assert verification._idle_verifiers[kind] == [serving]
+        assert verification.VERIFIERS.idle[kind] == [serving]
     finally:
-        verification.close_verifiers()
+        verification.VERIFIERS.close()
 
 
 def test_a_measurement_the_reference_had_verified_must_be_verified():

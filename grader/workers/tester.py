@@ -1,0 +1,93 @@
+"""The tester: runs the tests on a submission's function, in a process where none of the
+submission's code runs.
+
+The tests (public and hidden), their inputs and their measures live here; the submission and
+its function live in the worker. Each test's probe runs here on a :class:`grader.remote.Remote`
+of the exercise's function, whose every call the worker makes: so nothing of the tests enters
+the worker except the arguments of each call, and what the function returned is measured here.
+
+Started by :mod:`grader.workers.runner` as ``python -I -c "from grader.workers.tester import
+main; main()" DEVICES MEMORY GRADER TASKS``, in the same sandbox as a worker (GRADER and TASKS
+as for a worker), where the hidden tests are masked on disk: they arrive as text, once, with
+``{"op": "tests", "req", "modules"}``. Then it answers ``{"op": "probe", "req", "case_id"}``:
+each request the probe makes of the function is a line ``{"req", "ask": {...}}`` on stdout,
+answered by ``{"op": "answer", "req", "reply": {...}}`` on stdin (the worker's reply, which the
+runner relays); the last line is the probe's outcome, ``{"req", "ok", "data"}`` or ``{"req",
+"ok": false, "error"}`` (see :func:`grader.cases.measure`). A tester serves one run after
+another (:mod:`grader.workers.pool`); the runner closes one it leaves mid-probe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any, TextIO
+
+from grader.processes import die_with_parent
+from grader.workers.confine import limit
+
+
+class Tester:
+    """The tests of this process, and the two streams it talks to the runner on."""
+
+    def __init__(self, requests: TextIO, replies: TextIO) -> None:
+        self.requests, self.replies = requests, replies
+        self.cases: dict[str, Any] = {}
+
+    def send(self, reply: dict[str, Any]) -> None:
+        self.replies.write(json.dumps(reply) + "\n")
+        self.replies.flush()
+
+    def tests(self, req: str, modules: dict[str, str]) -> dict[str, Any]:
+        from grader import cases
+
+        cases.install_sources(modules)
+        self.cases = {c.id: c for c in cases.load(hidden=True)}
+        return {"ok": True}
+
+    def probe(self, req: str, case_id: str) -> dict[str, Any]:
+        from grader import cases
+        from grader.remote import Remote
+
+        found = self.cases.get(case_id)
+        if found is None:
+            return {"ok": False, "error": {"type": "LookupError", "message": case_id[:80]}}
+
+        def ask(question: dict) -> dict:
+            self.send({"req": req, "ask": question})
+            answer = json.loads(self.requests.readline() or "{}")
+            reply = answer.get("reply")
+            return reply if isinstance(reply, dict) else {"ok": False}
+
+        return cases.measure(found, Remote(ask, name=found.exercise))
+
+    def serve(self) -> None:
+        while line := self.requests.readline():
+            request = json.loads(line)
+            op = request.pop("op")
+            reply = {"tests": self.tests, "probe": self.probe}[op](**request)
+            self.send({"req": request["req"], **reply})
+
+
+def main() -> None:
+    devices, memory, grader, tasks = (int(a) for a in sys.argv[1:5])
+    if grader:  # not sandboxed: bubblewrap does this in the sandbox
+        die_with_parent(grader)
+    limit(memory, bool(tasks))
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # what JAX or XLA print cannot pass for a reply
+
+    from grader import cases
+    from grader.devices import WORKER_ENV, use_cpu_devices
+
+    have = use_cpu_devices(devices)
+    os.environ[WORKER_ENV] = "1"  # programs are sent to a verifier (grader.probes), not read
+    cases.load(hidden=False)  # the hidden tests arrive with the first request
+    tester = Tester(sys.stdin, replies)
+    tester.send({"req": "ready", "ok": have == devices, "devices": have})
+    tester.serve()
+
+
+if __name__ == "__main__":
+    main()
