@@ -24,9 +24,11 @@ import itertools
 import os
 import resource
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
 #: Processes and threads one worker may run together: JAX's own threads (a pool per core
 #: and a few more) and room for a submission's own.
@@ -250,6 +252,30 @@ def _usable(base: Path, v2: bool, capped: bool) -> bool:
             probe.rmdir()
         except OSError:
             pass
+
+
+def begin() -> tuple[int, int, TextIO, TextIO]:
+    """What a worker, a tester or a verifier does first, started as ``python -I -c "..."
+    DEVICES MEMORY GRADER TASKS`` (:class:`grader.workers.process.WorkerProcess`): end with
+    the grader (GRADER, its pid; 0 in the sandbox, where bubblewrap does it), cap itself
+    (:func:`limit`), keep its stdin and stdout for requests and replies (stdin then reads
+    nothing, and what it or JAX prints goes to stderr, so nothing printed can pass for a
+    reply), and ask JAX for DEVICES CPU devices. Returns that count, the count JAX has, and
+    the request and reply streams."""
+    from grader.processes import die_with_parent
+
+    devices, memory, grader, tasks = (int(a) for a in sys.argv[1:5])
+    if grader:
+        die_with_parent(grader)
+    limit(memory, bool(tasks))  # before any student code runs, and before any thread starts
+    requests = os.fdopen(os.dup(0), "r")
+    replies = os.fdopen(os.dup(1), "w")
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(2, 1)
+
+    from grader.devices import use_cpu_devices
+
+    return devices, use_cpu_devices(devices), requests, replies
 
 
 def limit(memory: int, tasks: bool) -> None:

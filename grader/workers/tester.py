@@ -21,11 +21,9 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from typing import Any, TextIO
 
-from grader.processes import die_with_parent
-from grader.workers.confine import limit
+from grader.workers.confine import begin
 
 
 class Tester:
@@ -71,20 +69,13 @@ class Tester:
 
 
 def main() -> None:
-    devices, memory, grader, tasks = (int(a) for a in sys.argv[1:5])
-    if grader:  # not sandboxed: bubblewrap does this in the sandbox
-        die_with_parent(grader)
-    limit(memory, bool(tasks))
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # what JAX or XLA print cannot pass for a reply
-
+    devices, have, requests, replies = begin()
     from grader import cases
-    from grader.devices import WORKER_ENV, use_cpu_devices
+    from grader.devices import WORKER_ENV
 
-    have = use_cpu_devices(devices)
     os.environ[WORKER_ENV] = "1"  # programs are sent to a verifier (grader.probes), not read
     cases.load(hidden=False)  # the hidden tests arrive with the first request
-    tester = Tester(sys.stdin, replies)
+    tester = Tester(requests, replies)
     tester.send({"req": "ready", "ok": have == devices, "devices": have})
     tester.serve()
 

@@ -28,17 +28,14 @@ from __future__ import annotations
 import base64
 import functools
 import json
-import os
 import re
-import sys
 from typing import Any
 
 import numpy as np
 
 from grader import messages as msg
 from grader.caches import Newest
-from grader.processes import die_with_parent
-from grader.workers.confine import limit
+from grader.workers.confine import begin
 
 #: How far a program's results may be from the reference's: looser than the judges'
 #: tolerance, since what this catches is another program, not rounding.
@@ -337,21 +334,13 @@ def _key_impl(dtype: Any) -> str:
 
 
 def main() -> None:
-    devices, memory, grader, tasks = (int(a) for a in sys.argv[1:5])
-    if grader:  # not sandboxed: bubblewrap does this in the sandbox
-        die_with_parent(grader)
-    limit(memory, bool(tasks))
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # what JAX or XLA print cannot pass for a reply
-
+    devices, have, requests, replies = begin()
     from grader import cases
-    from grader.devices import use_cpu_devices
 
-    have = use_cpu_devices(devices)
     cases.load(hidden=False)  # the measures defined next to the public tests
     replies.write(json.dumps({"req": "ready", "ok": have == devices, "devices": have}) + "\n")
     replies.flush()
-    for line in sys.stdin:
+    for line in requests:
         request = json.loads(line)
         reply = verify(request.get("measures"), request.get("blob"), request.get("reference"),
                        request.get("seed", 0))

@@ -21,9 +21,8 @@ import sys
 import warnings
 from typing import Any, TextIO
 
-from grader.processes import die_with_parent
 from grader.workers import seal as sealing
-from grader.workers.confine import limit
+from grader.workers.confine import begin
 from grader.workers.record import RECORD  # lesson 6: launched processes replay what ran here
 
 #: Cell magics that only observe the code they wrap: the body still runs.
@@ -306,18 +305,9 @@ def forbid_trace_hooks() -> None:
 
 
 def main() -> None:
-    devices, memory, grader, tasks = (int(a) for a in sys.argv[1:5])
-    if grader:  # not sandboxed: bubblewrap does this in the sandbox
-        die_with_parent(grader)
-    limit(memory, bool(tasks))  # before any student code runs
-    requests = os.fdopen(os.dup(0), "r")
-    replies = os.fdopen(os.dup(1), "w")
-    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-    os.dup2(2, 1)
+    devices, have, requests, replies = begin()
+    from grader.devices import WORKER_ENV
 
-    from grader.devices import WORKER_ENV, use_cpu_devices
-
-    have = use_cpu_devices(devices)
     os.environ[WORKER_ENV] = "1"  # from now on notebooks' device set-up and check() stand down
     for name in [n for n in os.environ if n.startswith(("JAX_COMPILATION_CACHE_",
                                                          "JAX_PERSISTENT_CACHE_"))]:
