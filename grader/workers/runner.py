@@ -233,7 +233,7 @@ def _probe(worker: WorkerProcess, tester: _Tester, found: Case, deadline: float,
             return {"ok": False, "not_run": msg.MSG_TESTER_DIED.format(how=exc)}
         tester.drop()
         raise
-    except WorkerTimeout:
+    except BaseException:  # a timeout, or the grader stopping: never pooled mid-probe
         tester.drop()
         raise
 
