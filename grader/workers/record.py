@@ -9,11 +9,10 @@ from typing import Any
 
 @dataclass
 class Record:
-    """What a grader worker ran: the cells of each file in order, the test modules it
-    received, and its namespaces (to find the file that defines a function)."""
+    """What a grader worker ran: the cells of each file in order, and its namespaces (to find
+    the file that defines a function). A worker receives no tests, so none are recorded."""
 
     cells: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
-    tests: dict[str, str] = field(default_factory=dict)
     namespaces: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def file_defining(self, name: str) -> str | None:
