@@ -25,6 +25,7 @@ import os
 import resource
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -141,6 +142,10 @@ def _cap_memory(folder: Path, memory: int) -> bool:
 
 
 _found: list[tuple[Path, ...] | None] = []
+#: Held while they are looked for: workers start from several threads at once (``--jobs``),
+#: and two searches at once would remove each other's probe groups, so that one would find a
+#: hierarchy unusable (the memory one, say) and the grader would run without its caps.
+_finding = threading.Lock()
 
 
 def available() -> bool:
@@ -165,8 +170,9 @@ def _bases() -> tuple[Path, ...] | None:
     """Where this process may make groups (found once): for cgroup v2, its own group or the
     root of the hierarchy, where ``pids`` is among the controllers; for v1, the same in the
     ``pids`` hierarchy, with the ``cpu`` and ``memory`` ones beside it when writable."""
-    if not _found:
-        _found.append(_find())
+    with _finding:
+        if not _found:
+            _found.append(_find())
     return _found[0]
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -147,3 +148,26 @@ def test_a_probe_left_by_a_killed_process_of_the_same_pid_does_not_hide_the_grou
     left.mkdir()
     (left / "cgroup.procs").write_text("")  # a group folder has its files
     assert confine._usable(tmp_path, v2=False, capped=False)
+
+
+@NEEDS_CGROUPS
+def test_workers_started_at_once_find_the_same_control_groups(monkeypatch):
+    """With --jobs, workers start from several threads at once, and each asks where control
+    groups can be made. Do they all find what one search alone finds (the memory hierarchy
+    too), rather than removing each other's probe groups and leaving the grader without its
+    memory cap?"""
+    alone = confine._find()
+    monkeypatch.setattr(confine, "_found", [])
+    start = threading.Barrier(8)
+    found = []
+
+    def search() -> None:
+        start.wait()
+        found.append(confine._bases())
+
+    threads = [threading.Thread(target=search) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert found == [alone] * 8
