@@ -147,8 +147,10 @@ def for_exercise(name: str, hidden: bool = True) -> list[Case]:
 
 
 # --- measuring (next to the code under test) ---------------------------------------------
-def measure(found: Case, fn: Callable) -> dict[str, Any]:
-    """Run a probe on ``fn``: ``{"ok": True, "data": ...}`` or ``{"ok": False, "error": ...}``.
+def measure(found: Case, fn: Callable, made: list | None = None) -> dict[str, Any]:
+    """Run a probe on ``fn``: ``{"ok": True, "data": ...}`` or ``{"ok": False, "error": ...}``;
+    ``made``, if given, gets the programs measured in this process, with where each is
+    (:func:`grader.plain.measured_programs`).
 
     Whatever the function prints or warns is not the probe's business; any exception,
     KeyboardInterrupt and SystemExit included, becomes an error report.
@@ -156,7 +158,10 @@ def measure(found: Case, fn: Callable) -> dict[str, Any]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            data = plain.to_plain(found.probe(fn))
+            value = found.probe(fn)
+            if made is not None:
+                made += plain.measured_programs(value)
+            data = plain.to_plain(value)
     except BaseException as exc:  # noqa: BLE001 - the student's code may raise anything
         return {"ok": False, "error": describe_error(exc)}
     return {"ok": True, "data": data}
@@ -236,15 +241,27 @@ def decide_all(found: Sequence[Case], outcomes: dict[str, dict[int, dict]],
     the right collectives that computes the wrong values is worth nothing (the grader cannot
     tell it from a decoy), and ``check()`` in a kernel, which sees only the public tests,
     says so by the same rule."""
-    how = {c.id for c in found
-           if any(w and w.get("ok") and plain.verified_paths(w.get("data"))
-                  for w in wants[c.id].values())}
-    wrong = {(c.exercise, n) for c in found if c.id not in how
-             for n, outcome in outcomes[c.id].items()
-             if _judge_one(c, c.exercise, outcome, wants[c.id].get(n))[0] != msg.PASSED}
+    how = tests_of_how(found, wants)
+    wrong = values_wrong(found, outcomes, wants)
     return [decide(c, {n: {**outcome, "values_wrong": True} if (c.exercise, n) in wrong
                        else outcome for n, outcome in outcomes[c.id].items()}
                    if c.id in how else outcomes[c.id], wants[c.id], brief) for c in found]
+
+
+def tests_of_how(found: Sequence[Case], wants: dict[str, dict[int, dict | None]]) -> set[str]:
+    """The ids of the cases that test how a function computes: those whose reference measure
+    was verified."""
+    return {c.id for c in found if any(w and w.get("ok") and plain.verified_paths(w.get("data"))
+                                       for w in wants[c.id].values())}
+
+
+def values_wrong(found: Sequence[Case], outcomes: dict[str, dict[int, dict]],
+                 wants: dict[str, dict[int, dict | None]]) -> set[tuple[str, int]]:
+    """The (exercise, device count) pairs where a test of the exercise's values fails."""
+    how = tests_of_how(found, wants)
+    return {(c.exercise, n) for c in found if c.id not in how
+            for n, outcome in outcomes[c.id].items()
+            if _judge_one(c, c.exercise, outcome, wants[c.id].get(n))[0] != msg.PASSED}
 
 
 def _judge_one(found: Case, name: str, outcome: dict, want: dict | None, brief: bool = False):

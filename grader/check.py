@@ -38,15 +38,37 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
     wants = {c.id: expected.load().get(c.id, {}).get(str(devices)) for c in public}
     if any(want is None for want in wants.values()):
         return ExerciseResult(name, [_no_expected(c, devices) for c in public], note)
-    outcomes = {}
+    outcomes, made = {}, {}
     for found in public:
-        outcome = cases.measure(found, exercise)
+        made[found.id] = []
+        outcome = cases.measure(found, exercise, made[found.id])
         if outcome.get("error", {}).get("type") == "KeyboardInterrupt":
             raise KeyboardInterrupt  # the student pressed stop: stop, not just this test
         outcomes[found.id] = {devices: outcome}
+    stored = {c.id: {devices: wants[c.id]} for c in public}
+    # the records were made on CPU devices, as the grader grades: another chip's results and
+    # temporaries differ from them by more than a program's do
+    if jax.default_backend() == "cpu" and not cases.values_wrong(public, outcomes, stored):
+        for found in public:
+            _compare_programs(outcomes[found.id][devices], made[found.id], wants[found.id])
     # judged as the grader judges (a test of how it computes counts once its values are right)
-    return ExerciseResult(name, cases.decide_all(
-        public, outcomes, {c.id: {devices: wants[c.id]} for c in public}), note)
+    return ExerciseResult(name, cases.decide_all(public, outcomes, stored), note)
+
+
+def _compare_programs(outcome: dict, made: list, want: dict) -> None:
+    """Compare each program a test of how the function computes measured with the reference
+    solution's, as the grader does (:func:`grader.workers.verifier.against`, on the stored
+    record of the reference's program): a program that computes something else, whose
+    collective carries nothing, or that goes past the reference's bounds, cannot pass."""
+    from grader.workers.verifier import against
+
+    programs = dict(made)
+    for stored in want.get("programs", []) if outcome.get("ok") else []:
+        program = programs.get(tuple(stored["where"]))
+        why = program is not None and against(program, stored["record"])
+        if why:
+            outcome["differs"] = why
+            return
 
 
 def _other_devices(name: str, devices: int) -> str | None:

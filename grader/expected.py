@@ -1,9 +1,12 @@
 """The public tests' expected values, stored so that ``check`` needs no solutions: read here.
 
 The reference solutions produce them in grader workers on 1, 2, 4 and 8 devices, one file
-per lesson in ``public/expected/``; ``python -m grader refresh-expected [LESSON ...]``
-(:mod:`grader.authoring.refresh_expected`) writes them again, and a test fails when a stored
-file no longer matches what the solutions give. Reading them starts no worker.
+per lesson in ``public/expected/``, with, for a test of how a function computes, the record
+of each reference program (:func:`grader.workers.verifier.record`: its results on fresh
+inputs, its kinds of collective, its footprint) that ``check`` compares a student's with.
+``python -m grader refresh-expected [LESSON ...]`` (:mod:`grader.authoring.refresh_expected`)
+writes them again, and a test fails when a stored file no longer matches what the solutions
+give. Reading them starts no worker.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from grader.course import LESSONS
 FOLDER = Path(__file__).resolve().parent / "public" / "expected"
 #: Device counts the public expected values are stored for.
 DEVICE_COUNTS = (1, 2, 4, 8)
+#: The seed of the fresh inputs each public test's reference program is run on for the record
+#: ``check`` compares a student's program with (the grader draws a new one for each program).
+CHECK_SEED = 20261126
 #: How far a recomputed float may be from the stored one and still be the same value: its last
 #: bits depend on the CPU XLA compiled for (its vector instructions), not on the solutions. The
 #: test of the stored files and ``refresh-expected`` both use it.

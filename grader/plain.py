@@ -8,7 +8,7 @@ arrays (:func:`from_plain`) without ever unpickling or calling anything the stud
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,9 +36,11 @@ class Unverified:
 @dataclass(frozen=True)
 class Verified:
     """A measurement of how a function computes, taken outside the submission's reach: by a
-    verifier, or in the student's own kernel (where only the student could have changed it)."""
+    verifier, or in the student's own kernel (where only the student could have changed it),
+    with the program it was taken of there (never sent anywhere)."""
 
     value: Any
+    program: Any = field(default=None, compare=False, repr=False)
 
 
 def to_plain(value: Any) -> Any:
@@ -148,6 +150,22 @@ def verified_paths(data: Any) -> set[str]:
     """Where tagged data holds verified measurements (``Verified``), as paths like
     ``/collectives``: a student's data must have one wherever the reference's has."""
     return {"/" + "/".join(str(step) for step in path) for path, _ in _tagged(data, "verified")}
+
+
+def measured_programs(value: Any) -> list[tuple[tuple, Any]]:
+    """The programs a probe's measurements were taken of in this process (a kernel's), with
+    where each is in the value (keys and indices, as :func:`programs` gives them once the
+    value is plain data)."""
+    found, todo = [], [((), value)]
+    while todo:
+        path, item = todo.pop()
+        if type(item) is Verified and item.program is not None:
+            found.append((path, item.program))
+        elif isinstance(item, dict):
+            todo += [((*path, str(k)), v) for k, v in item.items()]
+        elif isinstance(item, (list, tuple)):
+            todo += [((*path, i), v) for i, v in enumerate(item)]
+    return found
 
 
 def programs(data: Any) -> list[tuple[tuple, dict]]:

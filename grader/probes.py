@@ -225,7 +225,7 @@ def _later(body: Callable[[Program], Any], program: Program) -> Verified | Unver
     """``body(program)`` now in a kernel; in a grader worker, the program for a verifier."""
     if os.environ.get(WORKER_ENV):
         return Unverified(body.__name__, program.serialize())
-    return Verified(body(program))
+    return Verified(body(program), program)
 
 
 def jitted(fn: Callable, static_argnums: tuple[int, ...] = ()) -> Callable:

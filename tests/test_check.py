@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import whole_on_every_device
 from alternatives import CORRECT, shard_map_psum
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
@@ -125,6 +126,43 @@ def test_check_never_passes_a_test_of_how_for_a_decoy():
     assert [t.status for t in how] == [msg.FAILED] and result.points == 0
     right = check(CORRECT["distributed_dot"])
     assert right.points == right.max_points
+
+
+@pytest.mark.parametrize("name", sorted(whole_on_every_device.EXERCISES))
+def test_check_compares_programs_with_the_reference_as_the_grader_does(name):
+    """An answer computed whole on every device, dressed with a collective masked to one
+    device (the grader fails its tests of how it computes, by the bounds on what each device
+    holds and receives): does check() fail them too, from the reference's stored record,
+    with the same reason, and keep the points of its right values?"""
+    fn = getattr(whole_on_every_device, name)
+    result = check(fn)
+    how = {c.name for c in cases.for_exercise(name, hidden=False)
+           if expected.load()[c.id][str(jax.device_count())].get("programs")}
+    assert how, name
+    for test in result.tests:
+        if test.test in how:
+            assert test.status == msg.FAILED, test
+        else:
+            assert test.status == msg.PASSED, test
+    assert any("it keeps whole what should be split" in t.message for t in result.tests)
+
+
+def test_check_fails_a_collective_that_carries_nothing_as_the_grader_does():
+    """A dot computed whole on every device plus 0 * psum: the values are right and the
+    all-reduce is there. Does check() run the grader's perturbation (the all-reduce moving
+    nothing) and fail the test of how it computes with its reason, where it once passed?"""
+
+    def distributed_dot(v1, v2):
+        mesh = Mesh(np.array(jax.devices()), ("data",))
+        psum = jax.shard_map(lambda a, b: jax.lax.psum(jnp.vdot(a, b), "data"), mesh=mesh,
+                             in_specs=(P("data"), P("data")), out_specs=P())
+        return jnp.vdot(v1, v2) + 0 * psum(v1, v2)
+
+    result = check(distributed_dot)
+    how = [t for t in result.tests if t.test == "compiles_to_an_all_reduce"]
+    assert [t.status for t in how] == [msg.FAILED], result
+    assert "carries nothing" in how[0].message
+    assert result.points == result.max_points - how[0].max_points
 
 
 def test_forgetting_to_return_fails_instead_of_crashing_check():

@@ -11,10 +11,11 @@ from pathlib import Path
 from grader import cases, course
 from grader.authoring import texts
 from grader.course import BY_NAME, LESSONS
-from grader.expected import DEVICE_COUNTS, FOLDER, keep_stored, load, path
+from grader.expected import CHECK_SEED, DEVICE_COUNTS, FOLDER, keep_stored, load, path
 from grader.grading import submission
 from grader.workers.runner import run
-from grader.workers.sandbox import DEFAULT_LIMITS, Limits
+from grader.workers.sandbox import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits
+from grader.workers.verification import records
 
 
 def compute(solutions: Path, lesson: str, limits: Limits = DEFAULT_LIMITS) -> dict:
@@ -31,6 +32,11 @@ def compute(solutions: Path, lesson: str, limits: Limits = DEFAULT_LIMITS) -> di
             if not outcome.get("ok"):
                 raise GradingError(texts.REFERENCE_FAILS.format(case=case_id, devices=devices))
             table[case_id][str(devices)] = outcome
+        # what check() compares a student's program with, as the grader does
+        for (case_id, where, measure), record in records(
+                measured, limits, DEFAULT_SANDBOX, CHECK_SEED).items():
+            table[case_id][str(devices)].setdefault("programs", []).append(
+                {"where": list(where), "measure": measure, "record": record})
     return table
 
 

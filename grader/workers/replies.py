@@ -51,6 +51,7 @@ FIELDS: dict[str, dict[str, Any]] = {
     "tests": {"ok": bool},
     "probe": {"ok": bool, "data": "data", "error": "error", "ask": "data"},
     "verify": {"ok": bool, "measured": "measured", "differs": str, "error": "error"},
+    "record": {"ok": bool, "record": dict, "error": "error"},  # a reference's, from a verifier
     "measure": {"ok": bool, "data": "data", "error": "error"},  # each of verify's measured
 }
 

@@ -116,6 +116,27 @@ def verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None 
             VERIFIERS.put(kind, verifier)
 
 
+def records(result: Run, limits: Limits, sandbox: Sandbox, seed: int) -> dict[tuple, dict]:
+    """The :func:`grader.workers.verifier.record` of each program of a reference run
+    (``result.programs``), made by a verifier on the run's devices, by (case id, place,
+    measure): what ``refresh-expected`` stores for ``check``."""
+    made: dict[tuple, dict] = {}
+    kind = (result.devices, limits, sandbox)
+    verifier = VERIFIERS.take(kind)
+    try:
+        for key, blob in result.programs.items():
+            reply = verifier.request("record", limits.exercise, blob=blob, seed=seed)
+            if not reply.get("ok") or not isinstance(reply.get("record"), dict):
+                raise RuntimeError(msg.MSG_VERIFIER_FAILED.format(devices=result.devices,
+                                                                  why=_why(reply)))
+            made[key] = reply["record"]
+    except BaseException:
+        verifier.close()
+        raise
+    VERIFIERS.put(kind, verifier)
+    return made
+
+
 def _why(reply: object) -> str:
     """The reason a verifier gave for not taking a measure (or the grader, reading it)."""
     if isinstance(reply, dict) and isinstance(reply.get("unreadable"), str):

@@ -13,14 +13,18 @@ A program could also be one the function never traced to: a function that comput
 values on the host, say, and hands in a program with a decorative collective. So a program
 is also run next to the reference solution's program for the same test, on fresh random
 inputs the submission never saw, and must give the same results: how a function computes
-counts only for a program that computes what the exercise asks.
+counts only for a program that computes what the exercise asks. Its collectives must carry
+something (:func:`carries_nothing`), and what each of its devices holds and receives must stay
+within the bounds the reference's program sets (:func:`grader.footprint.beyond_bounds`).
 
-It answers ``{"op": "verify", "req", "measures", "blob", "reference", "seed"}`` lines on stdin
-with JSON lines on stdout: ``{"ok": true, "measured": [{"ok": true, "data": value} or
-{"ok": false, "error": {...}}, one per measure]}``, with ``"differs": why`` added when the
-program does not compute what the reference's does (the measures are still taken, so that
-the judges can name what is missing, with their hints), or ``{"ok": false, "error": {...}}``
-when the program cannot be read or run.
+It answers JSON lines on stdin with JSON lines on stdout. ``{"op": "record", "req", "blob",
+"seed"}``: ``{"ok": true, "record": ...}`` (:func:`record`, for ``refresh-expected``).
+``{"op": "verify", "req", "measures", "blob", "reference", "seed"}``: ``{"ok": true,
+"measured": [{"ok": true, "data": value} or {"ok": false, "error": {...}}, one per
+measure]}``, with ``"differs": why`` added when the program does not compute what the
+reference's does (the measures are still taken, so that the judges can name what is
+missing, with their hints), or ``{"ok": false, "error": {...}}`` when the program cannot be
+read or run.
 """
 
 from __future__ import annotations
@@ -70,6 +74,22 @@ def verify(measures: Any, blob: Any, reference: Any = None, seed: Any = 0) -> di
     return {**reply, "differs": why} if why else reply
 
 
+def recorded(blob: Any, seed: Any) -> dict[str, Any]:
+    """The :func:`record` of the reference program ``blob`` (base64 text) for ``seed``."""
+    from grader import cases
+
+    if not isinstance(blob, str) or not isinstance(seed, int):
+        return {"ok": False, "error": {"type": "ValueError", "message": "a malformed request"}}
+    from grader import plain
+
+    try:
+        made = record(_reference(blob), seed)
+        return {"ok": True, "record": {**made, "results": [
+            plain.to_plain(result) for result in made["results"]]}}
+    except Exception as exc:  # noqa: BLE001 - the grader's own reference, but said as it is
+        return {"ok": False, "error": cases.describe_error(exc)}
+
+
 def _take(name: Any, program: Any) -> dict[str, Any]:
     """One measure of a program, or why it could not be taken; taken once per verifier for
     the programs of one identity (a measure takes the same of each)."""
@@ -96,22 +116,67 @@ def _reference(blob: str) -> Any:
     return _references.get(blob, lambda: _load(blob))
 
 
+TAKES_OTHER = "it takes other arguments than the reference solution's program"
+
+
 def differs(program: Any, reference: Any, seed: int) -> str | None:
     """Why ``program`` does not compute what ``reference`` computes, run side by side on
-    fresh inputs drawn from ``seed``; None when their results agree, and at once when it is
-    the reference's own program (of the same identity: another copy of the same code)."""
+    fresh inputs drawn from ``seed`` (:func:`against` its :func:`record`); None when they
+    agree, and at once when it is the reference's own program (of the same identity: another
+    copy of the same code)."""
     if program.identity == reference.identity:
         return None
     mine, theirs = program.exported, reference.exported
     if (mine.in_tree, _kinds(mine.in_avals)) != (theirs.in_tree, _kinds(theirs.in_avals)):
-        return "it takes other arguments than the reference solution's program"
+        return TAKES_OTHER  # before the reference runs on inputs of the program's kinds
+    return against(program, record(reference, seed))
+
+
+def record(reference: Any, seed: int) -> dict[str, Any]:
+    """What a program is compared with, of the reference's program: the arguments it takes,
+    its results on fresh inputs drawn from ``seed``, the kinds of collective it has and its
+    footprint (:mod:`grader.footprint`); its results as numpy arrays. The grader makes it at
+    once for each program; ``refresh-expected`` stores it (its results as plain data,
+    :func:`recorded`) for each public test, so that ``check`` compares a student's program
+    as the grader does, in the student's kernel."""
+    from grader.footprint import footprint
+
+    exported = reference.exported
+    results = reference.run(fresh_inputs(exported.in_avals, seed))
+    return {
+        "seed": seed,
+        "takes": [[list(shape), str(dtype)] for shape, dtype in _kinds(exported.in_avals)],
+        "in_tree": str(exported.in_tree),
+        "out_tree": str(exported.out_tree),
+        "results": results,
+        "kinds": sorted(_moving_kinds(reference.module)),
+        "footprint": _measured.get(("footprint", reference.identity),
+                                   lambda: footprint(reference)),
+        "devices": exported.nr_devices,
+    }
+
+
+def against(program: Any, record: dict[str, Any]) -> str | None:
+    """Why ``program`` does not compute what the reference's program of ``record`` computes:
+    it takes other arguments, makes a call that is never run, returns other results on the
+    record's fresh inputs, has a collective that carries nothing, or goes past the bounds the
+    reference's footprint sets; None when none of these."""
+    from grader import plain
+    from grader.footprint import beyond_bounds, footprint
+
+    mine = program.exported
+    takes = [[list(shape), str(dtype)] for shape, dtype in _kinds(mine.in_avals)]
+    if (str(mine.in_tree), takes) != (record["in_tree"], record["takes"]):
+        return TAKES_OTHER
     unsafe = sorted(_unsafe_calls(program.module))
     if unsafe:
         return (f"it calls {', '.join(unsafe)}, which the grader does not run (a call back "
                 "into Python, such as jax.debug.print, cannot be checked)")
-    inputs = fresh_inputs(theirs.in_avals, seed)
-    got, want = program.run(inputs), reference.run(inputs)
-    if mine.out_tree != theirs.out_tree or len(got) != len(want):
+    seed = record["seed"]
+    got = program.run(fresh_inputs(mine.in_avals, seed))
+    want = [result if isinstance(result, np.ndarray) else plain.from_plain(result)
+            for result in record["results"]]
+    if str(mine.out_tree) != record["out_tree"] or len(got) != len(want):
         return "it returns another structure than the reference solution's program"
     for index, (g, w) in enumerate(zip(got, want, strict=True)):
         where = "its result" if len(got) == 1 else f"result {index}"
@@ -124,38 +189,8 @@ def differs(program: Any, reference: Any, seed: int) -> str | None:
             same = np.array_equal(g, w)
         if not same:
             return f"{where} differs from the reference's"
-    return carries_nothing(program, reference, seed) or does_not_split(program, reference)
-
-
-#: From how many devices on, the work a program does is compared with the reference's: on
-#: two, splitting saves too little to be told, at the tests' sizes, from another program's
-#: overheads (counting an index, say).
-SPLIT_FROM = 4
-
-
-def work(program: Any) -> float | None:
-    """The floating-point operations one device performs in ``program``, as XLA counts them
-    in the program it compiled for each device; None where XLA gives no count."""
-    try:
-        return float(program.executable.cost_analysis()["flops"])
-    except (KeyError, TypeError, ValueError, RuntimeError, NotImplementedError):
-        return None
-
-
-def does_not_split(program: Any, reference: Any) -> str | None:
-    """Why ``program`` does not split the work that the reference's program splits: on
-    :data:`SPLIT_FROM` devices or more, each of its devices does more than half of what all of
-    the reference's devices do together. A computation done whole on every device, with a
-    collective that carries something beside it (a psum that counts the devices, say), is
-    caught here; None when the work is split, or there is none to split."""
-    devices = reference.exported.nr_devices
-    if devices < SPLIT_FROM:
-        return None
-    mine, theirs = work(program), work(reference)
-    if mine is None or theirs is None or theirs <= 0 or mine <= theirs * devices / 2:
-        return None  # no count (the grader's own failure costs no student), or split
-    return (f"each device does {mine:.0f} operations, where all devices of the reference "
-            f"solution's program do {theirs * devices:.0f} together: the work is not split")
+    return (carries_nothing(program, set(record["kinds"]), seed)
+            or beyond_bounds(footprint(program), record["footprint"], record["devices"]))
 
 
 #: A collective of a StableHLO module, in the generic form JAX prints it in: its result (with
@@ -172,23 +207,20 @@ _FUNCTION = re.compile(r"^\s*func\.func ")
 DRAWS = 3
 
 
-def carries_nothing(program: Any, reference: Any, seed: int) -> str | None:
-    """Why a kind of collective that the reference's program has too carries nothing in
+def carries_nothing(program: Any, theirs: set[str], seed: int) -> str | None:
+    """Why a kind of collective that the reference's program has too (``theirs``, as
+    :func:`_moving_kinds` reads them) carries nothing in
     ``program``: what every device holds of its results, on fresh inputs drawn from
     ``seed`` (and :data:`DRAWS` draws in all), stays the same (to the tolerance) when every
     collective of that kind moves nothing (see :func:`without`). A decorative psum, added to
     a result computed on every device as ``0 * psum(...)`` or ``+ psum(zeros)``, is there but
     does nothing; None when each such collective matters."""
-    def kinds(module: str) -> set[str]:
-        return {m.group(4) for line in module.splitlines()
-                if (m := _COLLECTIVE.match(line)) and _moves(line)}
-
     def unchanged(before: list, after: list) -> bool:
         return all(np.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True)
                    for outputs in zip(before, after, strict=True)
                    for a, b in zip(*outputs, strict=True))
 
-    for kind in sorted(kinds(program.module) & kinds(reference.module)):
+    for kind in sorted(_moving_kinds(program.module) & theirs):
         changed = program.with_module(without(program.module, kind))
         draws = (fresh_inputs(program.exported.in_avals, seed + k) for k in range(DRAWS))
         if all(unchanged(program.run_on_devices(inputs), changed.run_on_devices(inputs))
@@ -197,6 +229,12 @@ def carries_nothing(program: Any, reference: Any, seed: int) -> str | None:
             return (f"its result stays the same when its {name} moves nothing, so that "
                     f"{name} carries nothing")
     return None
+
+
+def _moving_kinds(module: str) -> set[str]:
+    """The kinds of collective of a StableHLO module that can move data."""
+    return {m.group(4) for line in module.splitlines()
+            if (m := _COLLECTIVE.match(line)) and _moves(line)}
 
 
 def _moves(line: str) -> bool:
@@ -342,8 +380,11 @@ def main() -> None:
     replies.flush()
     for line in requests:
         request = json.loads(line)
-        reply = verify(request.get("measures"), request.get("blob"), request.get("reference"),
-                       request.get("seed", 0))
+        if request.get("op") == "record":
+            reply = recorded(request.get("blob"), request.get("seed", 0))
+        else:
+            reply = verify(request.get("measures"), request.get("blob"),
+                           request.get("reference"), request.get("seed", 0))
         replies.write(json.dumps({"req": request.get("req"), **reply}) + "\n")
         replies.flush()
 

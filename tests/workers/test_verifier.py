@@ -7,6 +7,7 @@ conftest.py gives this process 8 CPU devices; the verifiers started here have 2.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import alternatives
@@ -14,9 +15,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+import whole_on_every_device
 from jax.sharding import PartitionSpec as P
 
-from grader import cases, plain, probes
+from grader import cases, footprint, plain, probes
 from grader import messages as msg
 from grader.grading import grade, submission
 from grader.hints import collectives
@@ -25,6 +27,7 @@ from grader.workers.run import Run, Source
 from grader.workers.sandbox import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits
 
 DEVICES = 2
+WHOLE_EVERYWHERE = set(whole_on_every_device.EXERCISES)
 
 
 def psum_program(block_sum=lambda b: b.sum(), x=None) -> dict:
@@ -125,8 +128,8 @@ def test_a_collective_that_carries_nothing_does_not_count():
     """A dot computed whole on every device with a psum added as 0 * psum, or a psum of zeros
     added: the result is right on any input, but does it stay the same when the all-reduce
     moves nothing, and is that the reason given, while an honest psum (of one value, or of
-    two at once), an all-gather the reference has no kind of, and a psum on one device (which
-    moves nothing by its nature) are left alone?"""
+    two at once), an all-gather (of a value per device) the reference has no kind of, and a
+    psum on one device (which moves nothing by its nature) are left alone?"""
     mesh = jax.make_mesh((8,), ("data",), axis_types=(jax.sharding.AxisType.Auto,))
     split, whole = (P("data"), P("data")), P()
 
@@ -142,8 +145,8 @@ def test_a_collective_that_carries_nothing_does_not_count():
             (jnp.vdot(a, b) / 2, jnp.vdot(a, b) / 2), "data"), (P(), P()))(v1, v2)),
         "decorative_two": lambda v1, v2: jnp.vdot(v1, v2) + 0 * sum(over_mesh(
             lambda a, b: jax.lax.psum((jnp.vdot(a, b), a.sum()), "data"), (P(), P()))(v1, v2)),
-        "gathers_too": over_mesh(lambda a, b: jax.lax.psum(jnp.vdot(
-            jax.lax.all_gather(a, "data", tiled=True)[: a.size] * 0 + a, b), "data")),
+        "gathers_too": over_mesh(lambda a, b: jax.lax.psum(jnp.vdot(a, b) + jax.lax.all_gather(
+            a.sum(), "data").sum() * 0, "data")),
     }
     x = jnp.arange(16.0)
     reference = probes.Program.of(honest, x, x)
@@ -189,7 +192,7 @@ def test_a_copy_of_the_reference_program_is_taken_as_it_and_measured_once(monkey
     mine, theirs = copies
     assert verifier.differs(mine, theirs, seed=1) is None and ran == []
     verifier.differs(other, theirs, seed=1)
-    assert ran == [other, theirs]  # run side by side
+    assert ran == [theirs, other]  # run side by side (the reference first, for its record)
     first = verifier._take("counted", theirs)
     assert verifier._take("counted", mine) == first == {"ok": True, "data": first["data"]}
     assert verifier._take("counted", other)["ok"] and taken == [theirs, other]
@@ -197,35 +200,66 @@ def test_a_copy_of_the_reference_program_is_taken_as_it_and_measured_once(monkey
 
 @pytest.mark.parametrize("devices", [8, 4, 2])
 def test_a_program_whose_devices_each_do_the_whole_work_does_not_count(devices):
-    """A dot done whole on every device, times a psum counting the devices, or divided by
-    their number and summed with a psum (either psum carries something: without it the
-    result changes): on 4 devices or more, is the work each device
-    does compared with the reference's, and the reason given, while a split dot written
-    otherwise, and anything on 2 devices, are left alone?"""
+    """A dot computed whole on every device from vectors split over them, whatever hides the
+    arithmetic (a psum of its share, a ring that passes blocks around, a loop whose turns are
+    only known at run time, a name scope that poses as the compiler's count of a loop's
+    turns): from 4 devices on, is each held to the bytes the reference's devices receive,
+    with the reason given, while split dots written otherwise, and anything on 2 devices, are
+    left alone?"""
     mesh = jax.make_mesh((devices,), ("data",), devices=jax.devices()[:devices],
                          axis_types=(jax.sharding.AxisType.Auto,))
+    ring = [(i, (i + 1) % devices) for i in range(devices)]
 
-    def over_mesh(body):
-        return jax.shard_map(body, mesh=mesh, in_specs=(P("data"), P("data")), out_specs=P())
+    def over_mesh(body, specs=None):
+        specs = specs or (P("data"), P("data"))
+        return jax.shard_map(body, mesh=mesh, in_specs=specs, out_specs=P())
+
+    def passes_blocks(a, b):
+        def turn(_, carry):
+            total, mine, theirs = carry
+            return (total + jnp.vdot(mine, theirs), jax.lax.ppermute(mine, "data", ring),
+                    jax.lax.ppermute(theirs, "data", ring))
+        start = (jax.lax.pcast(0.0, ("data",), to="varying"), a, b)
+        return jax.lax.psum(jax.lax.fori_loop(0, devices, turn, start)[0], "data") / devices
+
+    def gathered(a):
+        return jax.lax.all_gather(a, "data", tiled=True)
+
+    def turns_unknown(a, b):
+        turns = (a[0] > -1e30).astype(jnp.int32)  # 1, but only the running program knows
+        return jax.lax.fori_loop(0, turns, lambda i, t: t + jax.lax.psum(
+            jnp.vdot(gathered(a * (i + 1)), gathered(b)) / devices, "data"), 0.0)
+
+    def forges_a_count(a, b):
+        with jax.named_scope('"known_trip_count":{"n":"1"}'):
+            return jax.lax.fori_loop(0, devices, lambda i, t: t + jax.lax.psum(
+                jnp.vdot(a, gathered(b * i)[:a.size]), "data"), 0.0)
 
     honest = over_mesh(lambda a, b: jax.lax.psum(jnp.vdot(a, b), "data"))
-    count = over_mesh(lambda a, b: jax.lax.psum(jnp.ones((), a.dtype), "data"))
+    whole = over_mesh(lambda a, b, both: jax.lax.psum(jnp.vdot(*both) / devices, "data"),
+                      (P("data"), P("data"), P()))
     programs = {
-        "counts_devices": lambda v1, v2: jnp.vdot(v1, v2) * count(v1, v2) / devices,
-        "divides_then_sums": lambda v1, v2: jax.shard_map(
-            lambda a, b, whole: jax.lax.psum(jnp.vdot(*whole) / devices, "data"), mesh=mesh,
-            in_specs=(P("data"), P("data"), P()), out_specs=P())(v1, v2, (v1, v2)),
+        "divides_then_sums": lambda v1, v2: whole(v1, v2, (v1, v2)),
+        "passes_blocks": over_mesh(passes_blocks),
+        "turns_unknown": over_mesh(turns_unknown),
         "split_otherwise": over_mesh(lambda a, b: jax.lax.psum((a * b).sum(), "data")),
+        "sums_a_vector": over_mesh(lambda a, b: jax.lax.psum(a * b, "data").sum()),
     }
-    x = jnp.arange(64.0)
+    x = jax.device_put(jnp.arange(512.0), jax.NamedSharding(mesh, P("data")))  # split
     reference = probes.Program.of(honest, x, x)
     why = {name: verifier.differs(probes.Program.of(fn, x, x), reference, seed=5)
            for name, fn in programs.items()}
-    assert why.pop("split_otherwise") is None
-    if devices < verifier.SPLIT_FROM:
-        assert why == {"counts_devices": None, "divides_then_sums": None}
-    else:
-        assert all(w.endswith("the work is not split") for w in why.values()), why
+    forged = footprint.footprint(probes.Program.of(over_mesh(forges_a_count), x, x))
+    gathered_once = 4 * (x.size - x.size // devices)
+    assert forged["received"]["all-gather"] == devices * gathered_once, forged
+    assert why.pop("split_otherwise") is None and why.pop("sums_a_vector") is None
+    if devices < footprint.BOUNDS_FROM:
+        assert set(why.values()) == {None}, why
+        return
+    assert set(why) == {"divides_then_sums", "passes_blocks", "turns_unknown"}
+    for name in ("divides_then_sums", "passes_blocks"):
+        assert why[name].endswith("it gathers what it should keep split"), why
+    assert "number of turns the compiler cannot tell" in why["turns_unknown"], why
 
 
 def test_a_program_that_differs_fails_with_the_judges_hint_or_with_the_reason():
@@ -266,6 +300,37 @@ def test_correct_functions_written_apart_agree_with_the_reference_on_new_inputs(
     for c in chosen:
         decided = cases.decide(c, {8: theirs.outcomes[c.id]}, {8: reference.outcomes[c.id]})
         assert decided.status == msg.PASSED, (c.id, decided.message)
+
+
+@pytest.mark.slow
+def test_results_computed_whole_on_every_device_earn_no_marks_for_how_they_compute():
+    """Handed in as a submission, functions of lessons 3, 5 and 7 that compute the whole
+    answer on every device and dress it with a collective that carries something
+    (whole_on_every_device.py): do they keep exactly the points of the tests of what they
+    compute, and lose every test of how, each with the bound it goes past?"""
+    chosen = [c for c in cases.load() if c.exercise in WHOLE_EVERYWHERE and 8 in c.device_counts]
+    try:
+        reference = runner.run(submission.load(grade.SOLUTIONS).sources, chosen, 8,
+                               DEFAULT_LIMITS)
+        source = Path(whole_on_every_device.__file__).read_text()
+        theirs = runner.run([Source("whole.py", "whole.py", source)], chosen, 8,
+                            DEFAULT_LIMITS, reference=reference)
+    finally:
+        verification.VERIFIERS.close()
+    how = {case for case, *_ in reference.programs}
+    assert {c.exercise for c in chosen if c.id in how} == WHOLE_EVERYWHERE
+    points = dict.fromkeys(WHOLE_EVERYWHERE, 0)
+    for c in chosen:
+        decided = cases.decide(c, {8: theirs.outcomes[c.id]}, {8: reference.outcomes[c.id]})
+        points[c.exercise] += decided.points
+        if c.id in how:  # failed, with its judge's message or with the bound
+            why = theirs.outcomes[c.id].get("differs", "")
+            assert decided.status == msg.FAILED, (c.id, decided.message)
+            assert re.search(r"each device (holds|receives) [\d,]+ bytes", why), (c.id, why)
+        else:
+            assert decided.status == msg.PASSED, (c.id, decided.message)
+    assert points == {name: sum(c.points for c in chosen if c.exercise == name
+                                and c.id not in how) for name in WHOLE_EVERYWHERE}
 
 
 def test_a_program_on_explicitly_placed_inputs_takes_what_one_on_auto_inputs_takes():
