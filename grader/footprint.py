@@ -20,8 +20,8 @@ placed as the test placed them:
   ``known_trip_count``), once for the costliest branch of a conditional. An all-gather
   receives what it adds to its operand, a reduce-scatter what it takes away, a receive what
   it results in; the others (an all-reduce, an all-to-all, a collective-permute...) receive
-  their operand's size. A collective in a
-  loop whose turns the compiler cannot count is named in ``uncounted``.
+  their operand's size. A collective in a loop whose turns the compiler cannot count is named
+  in ``uncounted``.
 """
 
 from __future__ import annotations
