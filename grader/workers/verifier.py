@@ -145,7 +145,7 @@ def record(reference: Any, seed: int) -> dict[str, Any]:
     results = reference.run(fresh_inputs(exported.in_avals, seed))
     return {
         "seed": seed,
-        "takes": [[list(shape), str(dtype)] for shape, dtype in _kinds(exported.in_avals)],
+        "takes": _takes(exported.in_avals),
         "in_tree": str(exported.in_tree),
         "out_tree": str(exported.out_tree),
         "results": results,
@@ -165,8 +165,7 @@ def against(program: Any, record: dict[str, Any]) -> str | None:
     from grader.footprint import beyond_bounds, footprint
 
     mine = program.exported
-    takes = [[list(shape), str(dtype)] for shape, dtype in _kinds(mine.in_avals)]
-    if (str(mine.in_tree), takes) != (record["in_tree"], record["takes"]):
+    if (str(mine.in_tree), _takes(mine.in_avals)) != (record["in_tree"], record["takes"]):
         return TAKES_OTHER
     unsafe = sorted(_unsafe_calls(program.module))
     if unsafe:
@@ -331,6 +330,11 @@ def _kinds(avals: Any) -> list[tuple]:
     choice: a program placing its inputs on an Explicit mesh takes what one on an Auto mesh
     takes."""
     return [(aval.shape, aval.dtype) for aval in avals]
+
+
+def _takes(avals: Any) -> list[list]:
+    """:func:`_kinds` as plain data: ``[[shape as a list, dtype name], ...]``."""
+    return [[list(shape), str(dtype)] for shape, dtype in _kinds(avals)]
 
 
 def fresh_inputs(avals: Any, seed: int) -> list[Any]:
