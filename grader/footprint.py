@@ -72,8 +72,7 @@ def footprint(program: Any) -> dict[str, Any]:
     held = {"arguments": _per_device(program.exported.in_avals, executable.input_shardings),
             "outputs": _per_device(program.exported.out_avals, executable.output_shardings),
             "temporaries": int(executable.memory_analysis().temp_size_in_bytes)}
-    received, uncounted = traffic([head for head, _ in instructions(program.compiled)],
-                                  program.compiled.splitlines())
+    received, uncounted = traffic(instructions(program.compiled))
     return {"held": held, "received": received, "uncounted": sorted(uncounted)}
 
 
@@ -89,14 +88,14 @@ def _per_device(avals: Any, shardings: Any) -> list[int]:
     return sizes
 
 
-def traffic(heads: list[str], lines: list[str]) -> tuple[dict[str, int], set[str]]:
-    """Bytes received per collective kind by one device of the compiled HLO module whose
-    lines are ``lines`` (``heads``: the same lines without their attributes, the only part
-    read for an operation), walked from its entry computation."""
-    computations: dict[str, list[tuple[str, str, str, list[str], str, str]]] = {}
+def traffic(lines: list[tuple[str, str]]) -> tuple[dict[str, int], set[str]]:
+    """Bytes received per collective kind by one device of a compiled HLO module, given as
+    :func:`grader.probes.instructions` gives its lines (each without its attributes, the only
+    part read for an operation, and whole), walked from its entry computation."""
+    computations: dict[str, list[tuple[str, str, list[str], str, str]]] = {}
     types: dict[str, str] = {}
     entry, current = None, None
-    for head, line in zip(heads, lines, strict=True):
+    for head, line in lines:
         if (found := _COMPUTATION.match(line)) is not None:
             current = found.group(1)
             computations[current] = []
@@ -106,7 +105,7 @@ def traffic(heads: list[str], lines: list[str]) -> tuple[dict[str, int], set[str
             continue
         name, kind, opcode, operands = found.groups()
         types[name] = kind
-        computations[current].append((name, kind, opcode, _OPERAND.findall(operands),
+        computations[current].append((kind, opcode, _OPERAND.findall(operands),
                                       head[len(found.group(0)):],
                                       _AUTHORED.sub("", line[len(found.group(0)):])))
     done: dict[str, tuple[dict[str, int], set[str]]] = {}
@@ -118,7 +117,7 @@ def traffic(heads: list[str], lines: list[str]) -> tuple[dict[str, int], set[str
             return done[name]
         total: dict[str, int] = {}
         uncounted: set[str] = set()
-        for _, kind, opcode, operands, attributes, config in computations.get(name, []):
+        for kind, opcode, operands, attributes, config in computations.get(name, []):
             base = opcode.removesuffix("-start")
             if base in KINDS:
                 given = sum(type_bytes(types.get(o, "")) for o in operands)

@@ -67,8 +67,7 @@ MODULE = "\n".join([
 
 
 def received(module: str) -> tuple[dict[str, int], set[str]]:
-    lines = module.splitlines()
-    return footprint.traffic([head for head, _ in probes.instructions(module)], lines)
+    return footprint.traffic(probes.instructions(module))
 
 
 @pytest.mark.parametrize(("text", "size"), [
