@@ -46,8 +46,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from grader import cases, course
+from grader import course
 from grader.course import EXERCISES
+from grader.framework import cases
 from grader.grading import grade
 from grader.workers.sandbox import BWRAP, DEFAULT_LIMITS
 
@@ -63,11 +64,11 @@ devices, copies = int(sys.argv[1]), int(sys.argv[3])
 use_cpu_devices(devices)
 os.environ[WORKER_ENV] = "1"  # the notebooks' own set-up cells and check() calls stand down
 from pathlib import Path
-from grader import cases, plain
+from grader.framework import cases, plain
 from grader.grading import submission
 from grader.workers.record import RECORD
 from grader.course import BY_NAME
-from grader.probes import MEASURES, Program
+from grader.framework.probes import MEASURES, Program
 from grader.remote import Remote
 from grader.workers.worker import SEALED, Worker
 sources = submission.load(Path(sys.argv[2])).sources

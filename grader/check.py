@@ -1,6 +1,6 @@
 """``check(fn)``: the public tests of one exercise, run in the student's own kernel.
 
-Expected values come from the stored file of :mod:`grader.expected`; from a terminal,
+Expected values come from the stored file of :mod:`grader.framework.expected`; from a terminal,
 :mod:`grader.notebook_check` runs it on each exercise of a notebook.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from grader import cases, expected
 from grader import messages as msg
 from grader.course import BY_NAME
 from grader.devices import DEFAULT_DEVICES, WORKER_ENV
-from grader.results import ExerciseResult, TestResult
+from grader.framework import cases, expected
+from grader.framework.results import ExerciseResult, TestResult
 
 
 def check(exercise: Callable | str) -> ExerciseResult | None:

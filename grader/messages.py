@@ -28,7 +28,7 @@ HANDED_IN = "handed in"
 MISSING = "missing"
 MSG_MISSING = "nothing was handed in"
 
-# --- what a test found: the message of its result (grader/cases.py) -----------------------
+# --- what a test found: the message of its result (grader/framework/cases.py)
 MSG_NOT_FOUND = "not found: no function named `{name}` is defined in the submission"
 MSG_NOT_CALLABLE = "not found: `{name}` is defined but is a {kind}, not a function"
 MSG_NOT_ATTEMPTED = "not attempted: `{name}` still raises NotImplementedError"
@@ -57,7 +57,7 @@ MSG_THREADS = ("`{name}` was not measured: the submission left {count} thread(s)
                "your thread pools down) before your code finishes")
 MSG_REFERENCE_FAILED = "the reference solution failed this test: {problem}"
 
-# --- the judge's verdicts: how a measurement differs from the reference's (grader/judge.py)
+# --- the judge's verdicts: how a measurement differs from the reference's (framework/judge.py)
 MSG_SHAPE = "{where} has shape {got} but should have shape {want}"
 MSG_KIND = "{where} holds {got} values but should hold {want} values"
 MSG_VALUES = "{where} has the wrong values"
@@ -91,13 +91,13 @@ MSG_NO_EXPECTED = (
     "notebook (it asks for {default} devices) and restart the kernel if needed"
 )
 
-# --- the registry of tests (grader/cases.py) and of measures (grader/probes.py) -----------
+# --- the registry of tests (grader/framework/cases.py) and of measures (grader/framework/probes.py)
 CASE_UNKNOWN_EXERCISE = "unknown exercise {exercise!r}"
 CASE_TWICE = "two tests are named {id}"
 MEASURE_TWICE = "two measures are named {name!r}"
 PROGRAM_TOO_FEW_DEVICES = "the program is for {want} devices; there are {got}"
 
-# --- plain data: what a worker replies, checked by the grader (grader/plain.py) -----------
+# --- plain data: what a worker replies, checked by the grader (grader/framework/plain.py)
 PLAIN_NOT_ARRAY = "{type} cannot be read as an array: {error}"
 PLAIN_NOT_NUMBERS = "expected numbers, got a {type} of {dtype}"
 PLAIN_TOO_LARGE = "array of {size} elements is larger than any test needs"
@@ -117,7 +117,8 @@ WIRE_SPEC = "a PartitionSpec the grader does not read"
 WIRE_MALFORMED = "malformed data ({why})"
 # grader.remote: the student's function called from the tester
 REMOTE_TRACED = ("a test traced the function under test itself; it must ask for its program "
-                 "(grader.probes.Program.of) or call it jitted (grader.probes.jitted)")
+                 "(grader.framework.probes.Program.of) or call it jitted "
+                 "(grader.framework.probes.jitted)")
 
 # --- the workers that run a submission, and their replies (grader/workers/) ---------------
 MSG_WORKER_FAILED = "the grader could not start a worker on {devices} device(s): {why}"

@@ -6,9 +6,9 @@ that ran the submission. A test gets a :class:`Remote` in its place: calling it 
 arguments to the worker as data (:mod:`grader.wire`), where the function runs, and gives back
 what it returned, rebuilt here; an exception it raised is raised here, under its own name.
 What a test does with a function besides calling it has a request of its own: its program
-(:meth:`Remote.export`, for :meth:`grader.probes.Program.of`), the shardings its compiled
+(:meth:`Remote.export`, for :meth:`grader.framework.probes.Program.of`), the shardings its compiled
 program takes its arguments in (:meth:`Remote.input_shardings`), the function jitted or with
-arguments added (:func:`grader.probes.jitted`, :func:`grader.probes.trailing`), and lesson 6's
+arguments added (:func:`.probes.jitted`, :func:`.probes.trailing`), and lesson 6's
 runs in several processes (:meth:`Remote.replay`). So no test's code, expected value or
 measure ever enters the worker: only the inputs of each call, and the names of the functions.
 """
@@ -22,7 +22,7 @@ from typing import Any
 
 from grader import messages as msg
 from grader import wire
-from grader.plain import NotPlain
+from grader.framework.plain import NotPlain
 
 #: Sends one request to the worker (through the runner) and returns its reply.
 Ask = Callable[[dict], dict]
@@ -80,7 +80,7 @@ class Remote:
 
     def export(self, *args: Any) -> bytes:
         """The serialized ``jax.export`` of ``jax.jit`` of this function on ``args``, made in
-        the worker (see :meth:`grader.probes.Program.of`)."""
+        the worker (see :meth:`grader.framework.probes.Program.of`)."""
         reply = self._request("export", args)
         program = reply.get("program")
         try:
@@ -90,7 +90,7 @@ class Remote:
 
     def input_shardings(self, *args: Any) -> tuple:
         """The shardings this function, compiled for ``args`` in the worker, takes them in
-        (see :func:`grader.probes.input_shardings`)."""
+        (see :func:`grader.framework.probes.input_shardings`)."""
         return _read(self._request("shardings", args))
 
     def then(self, kind: str, value: Any) -> Remote:
@@ -133,7 +133,7 @@ _RAISED: dict[str, type] = {}
 
 def raised(error: dict) -> BaseException:
     """The exception a function raised in the worker, as reported (see
-    :func:`grader.cases.describe_error`), to raise here."""
+    :func:`grader.framework.cases.describe_error`), to raise here."""
     base = error.get("base") if error.get("base") in CATCHABLE else "Exception"
     kind = _RAISED.get(base)
     if kind is None:

@@ -13,7 +13,7 @@ the worker keeps.
 Decoding runs no code of the sender: every field is checked for its type, every dtype against
 a list, every device id against this process's devices and every shard against the shape its
 sharding gives it; anything else raises :class:`Unreadable`. Each tagged value is a dict with
-one key, as in :mod:`grader.plain`.
+one key, as in :mod:`grader.framework.plain`.
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def hidden_result(case_id: str, fn: Callable, reference: Callable):
     probe against ``reference``, as the grader would judge them."""
     import jax
 
-    from grader import cases
+    from grader.framework import cases
 
     found = next(c for c in cases.load(hidden=True) if c.id == case_id)
     n = jax.device_count()
@@ -122,7 +122,7 @@ def replayed_result(case_id: str, cell: str, reference_cell: str):
 
     import jax
 
-    from grader import cases
+    from grader.framework import cases
     from grader.remote import Remote
     from grader.workers.record import RECORD
     from grader.workers.worker import SEALED, Worker

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader import messages as msg
-from grader.cases import Case
 from grader.course import EXERCISES
+from grader.framework.cases import Case
+from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import grade, submission
-from grader.results import ExerciseResult, StudentResult, TestResult
 
 RING = "ring_shift"
 

@@ -19,11 +19,11 @@ from alternatives import CORRECT, shard_map_psum
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
-from grader import cases, expected
 from grader import messages as msg
 from grader.check import check
 from grader.course import EXERCISES
 from grader.devices import WORKER_ENV
+from grader.framework import cases, expected
 from grader.hints import collectives, common, error_hint
 from grader.public.collectives import dot_inputs
 

@@ -14,7 +14,7 @@ import pytest
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import cases, probes
+from grader.framework import cases, probes
 from grader.remote import Remote
 from grader.workers.worker import SEALED, Worker
 

@@ -1,6 +1,6 @@
 """``python -m grader refresh-expected [LESSON ...]``: the public tests' expected values,
 recomputed from the reference solutions in grader workers and stored for ``check``
-(:mod:`grader.expected` reads them)."""
+(:mod:`grader.framework.expected` reads them)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader import cases, course
+from grader import course
 from grader.authoring import texts
 from grader.course import BY_NAME, LESSONS
-from grader.expected import CHECK_SEED, DEVICE_COUNTS, FOLDER, keep_stored, load, path
+from grader.framework import cases
+from grader.framework.expected import CHECK_SEED, DEVICE_COUNTS, FOLDER, keep_stored, load, path
 from grader.grading import submission
 from grader.workers.runner import run
 from grader.workers.sandbox import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits
@@ -46,8 +47,9 @@ def render(table: dict[str, dict[str, dict]]) -> str:
 
 def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[Path]:
     """Recompute and store the expected values of some lessons (all by default). A float the
-    same as the stored one but for its last bits (:func:`grader.expected.differences`) keeps
-    its stored digits, so that a refresh with nothing new leaves the files as they are."""
+    same as the stored one but for its last bits
+    (:func:`~grader.framework.expected.differences`) keeps its stored digits, so that a
+    refresh with nothing new leaves the files as they are."""
     FOLDER.mkdir(exist_ok=True)
     written = []
     for lesson in lessons or LESSONS:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from grader import cases
 from grader import messages as msg
 from grader.authoring import generate, texts
 from grader.course import EXERCISE_NOTEBOOKS, EXERCISES, SOLUTIONS
+from grader.framework import cases
 from grader.grading import grade
 from grader.workers.sandbox import DEFAULT_LIMITS, Limits
 

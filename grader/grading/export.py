@@ -24,10 +24,10 @@ import io
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from grader.framework.results import StudentResult
 from grader.grading import safe, texts
 from grader.grading.merge import MergeError, read
 from grader.grading.store import write_atomic
-from grader.results import StudentResult
 
 FORMATS = ("canvas", "moodle", "csv")
 

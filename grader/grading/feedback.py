@@ -6,9 +6,9 @@ exercise drawn as ``check`` draws it in the notebook, yours next to expected."""
 from __future__ import annotations
 
 from grader import messages as msg
+from grader.framework.results import ExerciseResult, StudentResult
 from grader.grading import safe
 from grader.palette import status_colour
-from grader.results import ExerciseResult, StudentResult
 
 #: The files written per student.
 SUFFIXES = (".md", ".html")

@@ -28,16 +28,16 @@ from typing import Any
 
 import jax
 
-from grader import cases as case_registry
 from grader import messages as msg
 from grader.assignments import Assignment, whole_course
-from grader.cases import Case
 from grader.course import EXERCISES, SOLUTIONS
+from grader.framework import cases as case_registry
+from grader.framework.cases import Case
+from grader.framework.results import ExerciseResult, StudentResult
 from grader.grading import feedback, roster, safe, similarity, submission, summary, texts
 from grader.grading.progress import Progress
 from grader.grading.roster import Person
 from grader.grading.store import FOLDER, Store, grader_fingerprint, remove_leftovers, write_atomic
-from grader.results import ExerciseResult, StudentResult
 from grader.workers import process
 from grader.workers.pool import close_all
 from grader.workers.run import Run

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from grader.framework.results import StudentResult
 from grader.grading import grade, texts
 from grader.grading.grade import Batch, Shard
 from grader.grading.similarity import Pair
-from grader.results import StudentResult
 
 #: What a results.json must record to be merged.
 RECORDED = ("grader", "limits", "shard", "class")

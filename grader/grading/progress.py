@@ -12,8 +12,8 @@ import sys
 import threading
 from typing import TextIO
 
+from grader.framework.results import StudentResult
 from grader.grading import texts
-from grader.results import StudentResult
 
 
 class Progress:

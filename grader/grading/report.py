@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from grader import messages as msg
 from grader.course import EXERCISES, LESSONS
-from grader.results import StudentResult
+from grader.framework.results import StudentResult
 
 
 def table(results: Sequence[StudentResult]) -> str:

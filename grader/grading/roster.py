@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
-from grader import cases as case_registry
 from grader import messages as msg
 from grader.assignments import Assignment
+from grader.framework import cases as case_registry
+from grader.framework.results import ExerciseResult, Late, StudentResult, TestResult
 from grader.grading import texts
 from grader.grading.store import files_of
-from grader.results import ExerciseResult, Late, StudentResult, TestResult
 
 COLUMNS = ("name", "id", "display_name", "email", "extension_days")
 EXTENSION = "extension_days"

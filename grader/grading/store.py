@@ -20,9 +20,9 @@ from pathlib import Path
 import jax
 
 from grader.course import PACKAGE
+from grader.framework.results import StudentResult
 from grader.grading import safe, texts
 from grader.grading.submission import walk
-from grader.results import StudentResult
 
 FOLDER = ".results"
 #: How the temporary files of :func:`write_atomic` end.

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grader import messages as msg
+from grader.framework.results import ExerciseResult, StudentResult
 from grader.grading import texts
 from grader.palette import status_colour
-from grader.results import ExerciseResult, StudentResult
 
 PNG = "summary.png"
 MARKDOWN = "summary.md"

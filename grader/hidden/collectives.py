@@ -9,10 +9,11 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import compiles_to, runs_on_mesh, same, traces
+from grader.framework.placement import layout, spec_of
+from grader.framework.probes import hlo_collectives, program_summary, trailing
 from grader.hints import collectives as hints
-from grader.judge import compiles_to, runs_on_mesh, same, traces
-from grader.probes import hlo_collectives, layout, program_summary, trailing
 from grader.public.collectives import (
     MOVES_ALL_TO_ALL,
     ONLY_PERMUTES,
@@ -48,7 +49,6 @@ from grader.public.collectives import (
     rows_to_add,
     signed_vector,
     split_over_devices,
-    split_spec,
     step_context,
     sums_over_only,
     takes_a_maximum,
@@ -314,14 +314,14 @@ def reduce_scatters_on_every_device_count(fn):
                                                  hints=[a2a_shape, a2a_layout]))
 def random_tall_matrix(fn):
     out = fn(row_split_matrix(5, 2, seed=110))
-    return {"values": out, "spec": split_spec(out), "layout": layout(out)}
+    return {"values": out, "spec": spec_of(out), "layout": layout(out)}
 
 
 @case("rows_to_columns", hidden=True, judge=same("values", "spec", "layout",
                                                  hints=[a2a_shape, a2a_layout]))
 def random_wide_matrix(fn):
     out = fn(row_split_matrix(1, 6, seed=111))
-    return {"values": out, "spec": split_spec(out), "layout": layout(out)}
+    return {"values": out, "spec": spec_of(out), "layout": layout(out)}
 
 
 @case("rows_to_columns", hidden=True,

@@ -11,10 +11,11 @@ import jax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import Hint, Verdict, close, compiles_to, difference, traces
+from grader.framework.placement import layout
+from grader.framework.probes import hlo_collectives, program_summary
 from grader.hints import cost as hints
-from grader.judge import Hint, Verdict, close, compiles_to, difference, traces
-from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.cost import (
     SENT_HINTS,
     STAGES,

@@ -13,11 +13,12 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.hlo import collectives
+from grader.framework.judge import PASS, Verdict, difference, runs_on_mesh, traces
+from grader.framework.placement import layout
+from grader.framework.probes import hlo_collectives, jitted, program_summary, trailing
 from grader.hints import experts as hints
-from grader.judge import PASS, Verdict, difference, runs_on_mesh, traces
-from grader.lessons.hlo import collectives
-from grader.probes import hlo_collectives, jitted, layout, program_summary, trailing
 from grader.public.experts import (
     bytes_context,
     bytes_of_tokens,
@@ -115,7 +116,7 @@ def predicts_what_the_layer_drops(fn):
 def compiled_dispatch_bytes(tokens_per_device: int, d_model: int, n_experts: int,
                             capacity_factor: float, itemsize: int) -> float:
     """Bytes one device sends in the all-to-all of (n_experts, capacity, d_model) buffers, as
-    grader.lessons.hlo reads them from the compiled program (0 on one device)."""
+    grader.framework.hlo reads them from the compiled program (0 on one device)."""
     n = jax.device_count()
     capacity = math.ceil(capacity_factor * tokens_per_device / n_experts)
     dtype = {4: jnp.float32}[itemsize]  # on CPU, XLA moves bfloat16 as float32

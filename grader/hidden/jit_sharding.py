@@ -9,9 +9,9 @@ import numpy as np
 from jax.sharding import NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
-from grader.judge import same
-from grader.probes import hlo_collectives, trailing
+from grader.framework.cases import case
+from grader.framework.judge import same
+from grader.framework.probes import hlo_collectives, trailing
 from grader.public.jit_sharding import (
     INIT_HINTS,
     TYPE_HINTS,

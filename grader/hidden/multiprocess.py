@@ -12,9 +12,10 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import Hint, close, same
+from grader.framework.placement import spec_of
 from grader.hints import multiprocess as hints
-from grader.judge import Hint, close, same
 from grader.public.multiprocess import (
     BATCH_COLUMNS,
     BATCH_ROWS,
@@ -29,7 +30,6 @@ from grader.public.multiprocess import (
     rows,
     same_key,
     shards_of,
-    spec_of,
     unfolded_rows,
 )
 from grader.workers.replay import replay

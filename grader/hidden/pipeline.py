@@ -8,10 +8,11 @@ import jax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import Hint, compiles_to, same
+from grader.framework.placement import layout
+from grader.framework.probes import hlo_collectives, trailing
 from grader.hints import pipeline as hints
-from grader.judge import Hint, compiles_to, same
-from grader.probes import hlo_collectives, layout, trailing
 from grader.public.pipeline import (
     DEEP_HINTS,
     FIX_HINTS,

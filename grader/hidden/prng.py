@@ -6,10 +6,11 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import Hint, runs_on_mesh, same, traces
+from grader.framework.placement import layout
+from grader.framework.probes import hlo_collectives, program_summary, trailing
 from grader.hints import prng as hints
-from grader.judge import Hint, runs_on_mesh, same, traces
-from grader.probes import hlo_collectives, layout, program_summary, trailing
 from grader.public.prng import (
     DROPOUT_HINTS,
     KEYS_HINTS,

@@ -8,10 +8,10 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import compiles_to, traces
+from grader.framework.probes import hlo_collectives, program_summary
 from grader.hints import sequence as hints
-from grader.judge import compiles_to, traces
-from grader.probes import hlo_collectives, program_summary
 from grader.public.sequence import (
     BYTES_HINTS,
     attention_case,

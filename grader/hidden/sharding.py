@@ -14,7 +14,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
 from grader.public.sharding import (
     BLOCK_HINTS,
     CONGRUENT_HINTS,

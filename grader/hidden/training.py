@@ -7,10 +7,11 @@ import jax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import compiles_to, runs_on_mesh, traces
+from grader.framework.placement import layout
+from grader.framework.probes import hlo_collectives, program_summary
 from grader.hints import training as hints
-from grader.judge import compiles_to, runs_on_mesh, traces
-from grader.probes import hlo_collectives, layout, program_summary
 from grader.public.training import (
     first_model_block,
     forgot_pmean,

@@ -1,7 +1,7 @@
 """Hints: what the likely mistake is, said to the student next to a failed test.
 
 A test gives a hint when its result matches what a usual mistake gives (a ``Hint`` of
-:mod:`grader.judge`, such as the value a forgotten psum yields), or when the exception the
+:mod:`grader.framework.judge`, such as the value a forgotten psum yields), or when the exception the
 student's code raised is one JAX raises for a usual mistake (:func:`error_hint`).
 
 One module per lesson, named as the lesson's test modules ``grader/public/<lesson>.py`` and

@@ -44,8 +44,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader import plain, processes
+from grader import processes
 from grader.devices import WORKER_ENV
+from grader.framework import plain
 from grader.lessons import texts
 
 DEFAULT_PROCESSES = 2
@@ -430,7 +431,7 @@ def _is_literal(value: Any) -> bool:
 
 # --- plain data, keeping dtypes --------------------------------------------------------------
 def _from_plain(data: Any) -> Any:
-    """Read what a process returned (:func:`grader.plain.to_plain` data) back, as it was."""
+    """Read what a process returned (:func:`~grader.framework.plain.to_plain`) back, as it was."""
     try:
         return plain.from_plain(data, as_returned=True)
     except plain.NotPlain as exc:
@@ -474,7 +475,7 @@ def _child_main(argv: list[str]) -> None:
     except BaseException as exc:  # noqa: BLE001 - the program may raise anything
         import traceback
 
-        from grader.cases import describe_error
+        from grader.framework.cases import describe_error
 
         trace = exc.__traceback__  # from the program's own frames on
         while trace is not None and trace.tb_frame.f_code.co_filename == __file__:

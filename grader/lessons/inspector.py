@@ -25,11 +25,11 @@ from typing import Any
 import jax
 import numpy as np
 
+from grader.framework.hlo import COLLECTIVES
 from grader.lessons import texts
 from grader.lessons.drawing import function_name, parameter_names, spec_text
 from grader.lessons.hlo import RING_MODEL, Collective, collectives_in_hlo
 from grader.palette import device_colour
-from grader.probes import COLLECTIVES
 
 #: The footnote of the "bytes sent" column: the model in words (template in grader.messages).
 RING_NOTE = texts.RING_NOTE.format(
@@ -61,7 +61,7 @@ class Report:
 
     @property
     def counts(self) -> dict[str, int]:
-        """How many of each collective, as :func:`grader.probes.hlo_collectives` counts."""
+        """How many of each collective, as :func:`.probes.hlo_collectives` counts."""
         counts = dict.fromkeys(COLLECTIVES, 0)
         for c in self.collectives:
             counts[c.op] += 1

@@ -3,7 +3,7 @@ grader runs them too. Inputs are built from the number of devices there are."""
 
 from __future__ import annotations
 
-import re
+import math
 
 import jax
 import jax.numpy as jnp
@@ -11,18 +11,27 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
-from grader.hints import collectives as hints
-from grader.judge import PASS, Hint, Verdict, close, compiles_to, result_close_to, same, traces
-from grader.probes import (
+from grader.framework import hlo
+from grader.framework.cases import case
+from grader.framework.judge import (
+    PASS,
+    Hint,
+    Verdict,
+    close,
+    compiles_to,
+    result_close_to,
+    same,
+    traces,
+)
+from grader.framework.placement import layout, spec_of
+from grader.framework.probes import (
     Program,
     hlo_collectives,
-    instructions,
-    layout,
     measure,
     program_summary,
     trailing,
 )
+from grader.hints import collectives as hints
 
 forgot_psum = result_close_to("_first_shard", hints.HINT_FORGOT_PSUM)
 not_per_device = Hint(lambda got, want: got["result"].ndim < want["result"].ndim,
@@ -163,62 +172,21 @@ def compiles_to_a_collective_permute(fn):
 
 
 # --- collectives beyond psum: measurements and judges ------------------------------------
-_OPCODE = re.compile(r"=\s*(.*?)\s(all-reduce|all-gather)(-start)?\(")
-_TO_APPLY = re.compile(r"to_apply=%([\w.\-]+)")
-_COMPUTATION = re.compile(r"^%([\w.\-]+) \(.*\{\s*$")
-_ROOT = re.compile(r"^\s*ROOT %\S+ = .*? ([\w\-]+)\(")
-_SHAPE = re.compile(r"[a-z]+\d*\[([\d,]*)\]")
-
-
 @measure
 def all_reduce_kinds(program: Program) -> list[str]:
     """How each all-reduce of the compiled HLO combines values ('add', 'maximum', ...):
     the root operation of the computation it applies, sorted, without repeats."""
-    text = program.compiled
-    lines = instructions(text)
-    roots, current = {}, None
-    for line in text.splitlines():
-        header = _COMPUTATION.match(line)
-        if header:
-            current = header.group(1)
-        elif current and (root := _ROOT.match(line)):
-            roots.setdefault(current, root.group(1))
-    kinds = set()
-    for head, line in lines:
-        match = _OPCODE.search(head)
-        if match and match.group(2) == "all-reduce":
-            applied = _TO_APPLY.search(line)
-            kinds.add(roots.get(applied.group(1), "unknown") if applied else "unknown")
-    return sorted(kinds)
+    return sorted({c.reduction or "unknown" for c in hlo.collectives_in_hlo(program.compiled)
+                   if c.op == "all-reduce"})
 
 
 @measure
 def gathered_per_device(program: Program) -> float:
     """The most values one device contributes to an all-gather of the compiled HLO, on a
     mesh of all the program's devices (0 without all-gather)."""
-    lines = instructions(program.compiled)
-    largest = 0
-    for head, _ in lines:
-        match = _OPCODE.search(head)
-        if match and match.group(2) == "all-gather":
-            for dims in _SHAPE.findall(match.group(1)):
-                largest = max(largest, int(np.prod([int(d) for d in dims.split(",") if d])))
+    largest = max((math.prod(shape) for c in hlo.collectives_in_hlo(program.compiled)
+                   if c.op == "all-gather" for _, shape in c.result), default=0)
     return largest / program.exported.nr_devices
-
-
-def split_spec(x) -> list | str:
-    """The PartitionSpec of an array as a list with one entry per dimension (None, an axis
-    name, or a list of names), or a description when it is not laid out by a NamedSharding."""
-    sharding = getattr(x, "sharding", None)
-    if not isinstance(x, jax.Array) or not isinstance(sharding, NamedSharding):
-        return "not laid out by a NamedSharding"
-    entries = []
-    for entry in sharding.spec:
-        if isinstance(entry, (tuple, list)):
-            names = [str(name) for name in entry]
-            entry = None if not names else names[0] if len(names) == 1 else names
-        entries.append(entry)
-    return entries + [None] * (x.ndim - len(entries))
 
 
 def uses_only(needed: str, forbidden: tuple[str, ...], hint: str):
@@ -436,7 +404,7 @@ def row_split_matrix(rows: int, columns: int, seed: int | None = None) -> jax.Ar
                                                   hints=[a2a_shape, a2a_layout]))
 def same_values_split_by_columns(fn):
     out = fn(row_split_matrix(2, 3))
-    return {"values": out, "spec": split_spec(out), "layout": layout(out)}
+    return {"values": out, "spec": spec_of(out), "layout": layout(out)}
 
 
 @case("rows_to_columns", hidden=False, judge=MOVES_ALL_TO_ALL)
@@ -475,7 +443,7 @@ def grid_matrix(mesh: Mesh, rows: int, columns: int, seed: int | None = None):
 def row_sums_on(fn, mesh: Mesh, rows: int, columns: int, seed: int | None = None) -> dict:
     x, context = grid_matrix(mesh, rows, columns, seed)
     out = fn(x, mesh)
-    return {"values": out, "spec": split_spec(out), "layout": layout(out), **context}
+    return {"values": out, "spec": spec_of(out), "layout": layout(out), **context}
 
 
 @case("row_group_sums", hidden=False, judge=ROW_SUMS)

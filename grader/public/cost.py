@@ -16,11 +16,12 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.hlo import collectives, collectives_in_hlo
+from grader.framework.judge import Hint, Verdict, close, result_close_to
+from grader.framework.placement import layout
+from grader.framework.probes import Program, hlo_collectives, measure, trailing
 from grader.hints import cost as hints
-from grader.judge import Hint, Verdict, close, result_close_to
-from grader.lessons.hlo import collectives, collectives_in_hlo
-from grader.probes import Program, hlo_collectives, layout, measure, trailing
 
 BYTES = 4  # float32
 STAGES = (0, 1, 2, 3)
@@ -128,7 +129,7 @@ def reference_step(strategy: str, mesh, lr: float = 0.1):
 
 def measured_bytes_sent(strategy: str, batch: int, d_in: int, d_out: int, n: int) -> float:
     """The bytes one device sends in the compiled reference step (the course's ring model,
-    grader.lessons.hlo), all collectives together."""
+    grader.framework.hlo), all collectives together."""
     mesh = sub_mesh(n)
     step, specs = reference_step(strategy, mesh)
     args = [jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, spec))
@@ -340,7 +341,7 @@ def reduce_scatters_gradients_and_gathers_params(fn):
 @measure
 def cost_bytes_sent(program: Program) -> float | None:
     """The bytes one device sends in the compiled program, all collectives together, under
-    the course's ring model (grader.lessons.hlo); None when a collective's group is unknown."""
+    the course's ring model (grader.framework.hlo); None when a collective's group is unknown."""
     sent = [c.sent for c in collectives_in_hlo(program.compiled)]
     return None if any(s is None for s in sent) else float(sum(sent))
 

@@ -9,10 +9,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import Hint, close, result_close_to
+from grader.framework.placement import layout
+from grader.framework.probes import hlo_collectives, jitted, trailing
 from grader.hints import experts as hints
-from grader.judge import Hint, close, result_close_to
-from grader.probes import hlo_collectives, jitted, layout, trailing
 
 
 # --- inputs -------------------------------------------------------------------------------

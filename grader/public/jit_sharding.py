@@ -12,10 +12,11 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import Hint, close
+from grader.framework.placement import layout
+from grader.framework.probes import hlo_collectives, input_shardings, jitted
 from grader.hints import jit_sharding as hints
-from grader.judge import Hint, close
-from grader.probes import hlo_collectives, input_shardings, jitted, layout
 
 
 # --- meshes, specs and placements --------------------------------------------------------------

@@ -12,35 +12,23 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax.sharding import NamedSharding
 
-from grader.cases import case
+from grader.framework import placement
+from grader.framework.cases import case
+from grader.framework.judge import Hint, close
+from grader.framework.placement import spec_of
 from grader.hints import multiprocess as hints
-from grader.judge import Hint, close
-
-
-def spec_of(x: Any) -> list | str:
-    """The PartitionSpec of an array on a NamedSharding, as a list; otherwise what it is."""
-    if not isinstance(x, jax.Array):
-        return f"not a jax.Array but a {type(x).__name__}"
-    if not isinstance(x.sharding, NamedSharding):
-        return f"not on a mesh: {type(x.sharding).__name__}"
-    spec = [list(e) if isinstance(e, tuple) else e for e in x.sharding.spec]
-    while spec and spec[-1] is None:  # P('data', None) is P('data')
-        spec.pop()
-    return spec
 
 
 def mesh_of(x: Any) -> dict | str:
-    """The axis sizes of the mesh an array lives on, and whether it holds every device."""
-    if not isinstance(x, jax.Array) or not isinstance(x.sharding, NamedSharding):
-        return "no mesh"
-    mesh = x.sharding.mesh
-    return {
-        "axes": {str(k): int(v) for k, v in mesh.shape.items()},
-        "all_devices": sorted(d.id for d in mesh.devices.flat) == sorted(d.id for d in
-                                                                         jax.devices()),
-    }
+    """The axis sizes of the mesh an array lives on, and whether it holds every device of
+    every process (where each device sits is the process's own choice)."""
+    mesh = placement.mesh_of(x)
+    if isinstance(mesh, str):
+        return mesh
+    ids = mesh["device_ids"]
+    return {"axes": dict(zip(mesh["names"], (int(s) for s in ids.shape), strict=True)),
+            "all_devices": sorted(ids.flat) == sorted(d.id for d in jax.devices())}
 
 
 def shards_of(x: Any) -> list[dict]:

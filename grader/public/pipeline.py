@@ -3,18 +3,17 @@ the grader runs them too. Sizes are derived from the number of devices there are
 
 from __future__ import annotations
 
-import re
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework import hlo
+from grader.framework.cases import case
+from grader.framework.judge import Hint, close, result_close_to
+from grader.framework.probes import Program, measure
 from grader.hints import pipeline as hints
-from grader.judge import Hint, close, result_close_to
-from grader.probes import Program, measure
 
 D, B = 4, 2  # activations (B, D) and weights (D, D) differ in shape
 
@@ -177,20 +176,12 @@ def matches_the_model_on_five_microbatches(fn):
 
 
 # --- pipeline_grads -----------------------------------------------------------------------
-_ALL_REDUCE = re.compile(r"=\s*(\S+)\s+all-reduce(?:-start)?\(")
-
-
 @measure
 def pipeline_reduced_activations(program: Program) -> list[list[int]]:
     """The shapes of the arrays the compiled program all-reduces, sorted; scalars (a loss)
     left out."""
-    shapes = []
-    for line in program.compiled.splitlines():
-        found = _ALL_REDUCE.search(line.split(", metadata=")[0])
-        if found:
-            shapes += [[int(d) for d in dims.split(",") if d]
-                       for dims in re.findall(r"\[([\d,]*)\]", found.group(1))]
-    return sorted(shape for shape in shapes if shape)
+    return sorted(list(shape) for c in hlo.collectives_in_hlo(program.compiled)
+                  if c.op == "all-reduce" for _, shape in c.result if shape)
 
 
 def numpy_grads(ws, xs, ys) -> np.ndarray:

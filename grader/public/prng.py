@@ -9,10 +9,10 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import Hint, close, result_close_to, same
+from grader.framework.placement import layout
 from grader.hints import prng as hints
-from grader.judge import Hint, close, result_close_to, same
-from grader.probes import layout
 
 #: Rows of the dropout inputs: a multiple of 1, 2, 4 and 8, so that the very same array can be
 #: split over every device count and the masks compared across counts.

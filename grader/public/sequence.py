@@ -10,11 +10,12 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.hlo import collectives_in_hlo
+from grader.framework.judge import PASS, Hint, Verdict, close, difference, result_close_to
+from grader.framework.placement import layout
+from grader.framework.probes import Program, hlo_collectives, measure
 from grader.hints import sequence as hints
-from grader.judge import PASS, Hint, Verdict, close, difference, result_close_to
-from grader.lessons.hlo import collectives_in_hlo
-from grader.probes import Program, hlo_collectives, layout, measure
 from grader.public.training import gathered_shapes
 
 
@@ -73,7 +74,7 @@ gathered_queries = Hint(lambda got, want: True, hints.HINT_CAUSAL_GATHERED_QUERI
 
 
 def communicates(needs: str, hint_missing: str, forbids: str, hint_forbidden: str):
-    """A judge for :func:`grader.probes.hlo_collectives`: where the reference's compiled code
+    """A judge for :func:`~.probes.hlo_collectives`: where the reference's compiled code
     has a ``needs``, the student's must have one too; where it has no ``forbids``, the
     student's must have none."""
 
@@ -160,7 +161,7 @@ def ring_attention(q, k, v):
 @measure
 def seq_ring_bytes_sent(program: Program) -> float:
     """The bytes one device sends in the collective-permutes of a compiled program, under the
-    lesson's ring model (grader.lessons.hlo)."""
+    lesson's ring model (grader.framework.hlo)."""
     return float(sum(c.sent or 0 for c in collectives_in_hlo(program.compiled)
                      if c.op == "collective-permute"))
 

@@ -12,12 +12,17 @@ import numpy as np
 from jax.sharding import AbstractMesh, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.cases import case
+from grader.framework.cases import case
+from grader.framework.judge import PASS, Hint, Verdict, close, same
+from grader.framework.placement import (
+    NOT_A_NAMED_SHARDING,
+    blocks,
+    layout,
+    mesh_of,
+    plain_spec,
+    spec_of,
+)
 from grader.hints import sharding as hints
-from grader.judge import PASS, Hint, Verdict, close, same
-from grader.probes import layout
-
-NOT_A_NAMED_SHARDING = "not placed with a NamedSharding"
 
 
 # --- meshes and inputs ----------------------------------------------------------------------
@@ -50,25 +55,6 @@ def matrix(shape: tuple[int, int], seed: int, integers: bool = False) -> np.ndar
 
 
 # --- measuring a placement ------------------------------------------------------------------
-def _entry(entry: Any) -> Any:
-    if entry is None or isinstance(entry, str):
-        return entry
-    if isinstance(entry, (tuple, list)):
-        names = [str(name) for name in entry]
-        return None if not names else names[0] if len(names) == 1 else names
-    return str(entry)
-
-
-def spec_of(x: Any) -> list | str:
-    """The PartitionSpec of ``x`` as plain lists, one entry per dimension, so that
-    ``P('x')``, ``P('x', None)`` and ``P(('x',), None)`` read the same."""
-    sharding = getattr(x, "sharding", None)
-    if not isinstance(x, jax.Array) or not isinstance(sharding, NamedSharding):
-        return NOT_A_NAMED_SHARDING
-    entries = [_entry(e) for e in sharding.spec]
-    return entries + [None] * (x.ndim - len(entries))
-
-
 def placed(x: Any) -> dict[str, Any]:
     """What a placement gives: its spec, the block shape on each device and its values."""
     return {"spec": spec_of(x), "layout": layout(x), "values": np.asarray(x)}
@@ -78,33 +64,6 @@ def placement(hints: Sequence[Hint], *extra: str) -> Callable[[dict, dict], Verd
     """A judge comparing the spec first, then the layout, any ``extra`` measurements and the
     values, so that a wrong placement is reported by its spec."""
     return same("spec", "layout", *extra, "values", hints=hints)
-
-
-def blocks(x: Any) -> Any:
-    """Which block each device holds: in device order, the offset where its block starts
-    along every dimension, and which copy of that block it is."""
-    if not isinstance(x, jax.Array):
-        return "not a jax.Array"
-    shards = sorted(x.addressable_shards, key=lambda s: s.device.id)
-    return {
-        "devices": [s.device.id for s in shards],
-        "starts": [[part.indices(size)[0] for part, size in zip(s.index, x.shape, strict=True)]
-                   for s in shards],
-        "copy": [s.replica_id for s in shards],
-    }
-
-
-def mesh_of(x: Any) -> Any:
-    """The mesh an array was placed on: axis names and types, and where each device sits."""
-    sharding = getattr(x, "sharding", None)
-    if not isinstance(sharding, NamedSharding):
-        return "no mesh"
-    mesh = sharding.mesh
-    return {
-        "names": [str(name) for name in mesh.axis_names],
-        "types": [str(kind) for kind in mesh.axis_types],
-        "device_ids": np.asarray(mesh.device_ids),
-    }
 
 
 def placed_on(x: Any) -> dict[str, Any]:
@@ -354,7 +313,7 @@ def spec_entries(spec: Any) -> list | str:
     list of names, or None), or what else was returned."""
     if not isinstance(spec, P):
         return f"{NOT_A_SPEC}: a {type(spec).__name__}"
-    return [_entry(entry) for entry in spec]
+    return plain_spec(spec)
 
 
 def block_specs(fn: Callable, calls: Sequence[tuple]) -> dict[str, Any]:
@@ -460,7 +419,7 @@ def transposed_placement(fn: Callable, template: jax.Array) -> dict[str, Any]:
     whether each device holds the transpose of its block of the template."""
     result = fn(np.asarray(template).T, template)
     return {**placed_on(result), "each_device_transposed": transposed_blocks(result, template),
-            "_template_spec": [_entry(e) for e in template.sharding.spec],
+            "_template_spec": plain_spec(template.sharding.spec),
             "_rank": template.ndim}
 
 

@@ -3,16 +3,16 @@ the grader runs them too. Sizes are derived from the number of devices there are
 
 from __future__ import annotations
 
-import re
-
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from grader.cases import case
+from grader.framework import hlo
+from grader.framework.cases import case
+from grader.framework.judge import Hint, compiles_to, result_close_to
+from grader.framework.placement import layout
+from grader.framework.probes import Program, hlo_collectives, measure
 from grader.hints import training as hints
-from grader.judge import Hint, compiles_to, result_close_to
-from grader.probes import Program, hlo_collectives, layout, measure
 
 
 # --- inputs -------------------------------------------------------------------------------
@@ -85,46 +85,11 @@ gathers_activations = Hint(lambda got, want: True, hints.HINT_FSDP_GATHER_WEIGHT
 
 
 # --- reading compiled HLO -------------------------------------------------------------------
-_DEFINITION = re.compile(r"^\s*(?:ROOT\s+)?(%[\w.\-]+)\s*=\s*(.*)$")
-_SHAPE = re.compile(r"[a-z]\w*\[([\d,]*)\]")
-
-
-def _result_type(rest: str) -> str:
-    """The type at the start of an instruction's right-hand side (a tuple or an array)."""
-    if rest.startswith("("):
-        depth = 0
-        for i, char in enumerate(rest):
-            depth += {"(": 1, ")": -1}.get(char, 0)
-            if depth == 0:
-                return rest[: i + 1]
-    return rest.split(" ", 1)[0]
-
-
-def _shapes(text: str) -> list[list[int]]:
-    return [[int(d) for d in dims.split(",") if d] for dims in _SHAPE.findall(text)]
-
-
 @measure
 def gathered_shapes(program: Program) -> list[list[int]]:
     """The shapes of what the compiled HLO all-gathers (its operands, per device), sorted."""
-    types: dict[str, str] = {}
-    gathers: list[str] = []
-    for line in program.compiled.splitlines():
-        found = _DEFINITION.match(line)
-        if not found:
-            continue
-        name, rest = found.groups()
-        result = _result_type(rest)
-        types[name] = result
-        opcode = re.match(r"\s*([\w\-]+)\(", rest[len(result):])
-        if opcode and opcode.group(1) in ("all-gather", "all-gather-start"):
-            gathers.append(rest[len(result):].split("(", 1)[1].split(")", 1)[0])
-    shapes = []
-    for operands in gathers:
-        for operand in operands.split(","):
-            operand = operand.strip()
-            shapes += _shapes(operand) if "[" in operand else _shapes(types.get(operand, ""))
-    return sorted(shapes)
+    return sorted(list(shape) for c in hlo.collectives_in_hlo(program.compiled)
+                  if c.op == "all-gather" for _, shape in c.operands)
 
 
 # --- data_parallel_grads --------------------------------------------------------------------

@@ -75,7 +75,7 @@ def replayed(job: dict) -> Any:
     the probe on the exercise's function."""
     join()
     os.environ[WORKER_ENV] = "1"  # the cells' device set-up, check() and run() stand down
-    from grader import cases
+    from grader.framework import cases
     from grader.workers import seal as sealing
     from grader.workers.worker import Worker
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from grader import cases as case_registry
 from grader import messages as msg
-from grader.cases import Case
+from grader.framework import cases as case_registry
+from grader.framework.cases import Case
 from grader.workers import replies
 from grader.workers.pool import Pool
 from grader.workers.process import Stopped, WorkerDied, WorkerProcess, WorkerTimeout, stopping

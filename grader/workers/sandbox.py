@@ -18,9 +18,9 @@ import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from grader import cases as case_registry
 from grader import messages as msg
 from grader.course import PACKAGE
+from grader.framework import cases as case_registry
 from grader.workers import confine
 
 #: bubblewrap, when installed: the sandbox workers run in.

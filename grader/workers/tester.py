@@ -13,7 +13,7 @@ as for a worker), where the hidden tests are masked on disk: they arrive as text
 each request the probe makes of the function is a line ``{"req", "ask": {...}}`` on stdout,
 answered by ``{"op": "answer", "req", "reply": {...}}`` on stdin (the worker's reply, which the
 runner relays); the last line is the probe's outcome, ``{"req", "ok", "data"}`` or ``{"req",
-"ok": false, "error"}`` (see :func:`grader.cases.measure`). A tester serves one run after
+"ok": false, "error"}`` (see :func:`grader.framework.cases.measure`). A tester serves one run after
 another (:mod:`grader.workers.pool`); the runner closes one it leaves mid-probe.
 """
 
@@ -38,14 +38,14 @@ class Tester:
         self.replies.flush()
 
     def tests(self, req: str, modules: dict[str, str]) -> dict[str, Any]:
-        from grader import cases
+        from grader.framework import cases
 
         cases.install_sources(modules)
         self.cases = {c.id: c for c in cases.load(hidden=True)}
         return {"ok": True}
 
     def probe(self, req: str, case_id: str) -> dict[str, Any]:
-        from grader import cases
+        from grader.framework import cases
         from grader.remote import Remote
 
         found = self.cases.get(case_id)
@@ -70,10 +70,10 @@ class Tester:
 
 def main() -> None:
     devices, have, requests, replies = begin()
-    from grader import cases
     from grader.devices import WORKER_ENV
+    from grader.framework import cases
 
-    os.environ[WORKER_ENV] = "1"  # programs are sent to a verifier (grader.probes), not read
+    os.environ[WORKER_ENV] = "1"  # programs go to a verifier (framework.probes), not read
     cases.load(hidden=False)  # the hidden tests arrive with the first request
     tester = Tester(requests, replies)
     tester.send({"req": "ready", "ok": have == devices, "devices": have})

@@ -11,9 +11,9 @@ from __future__ import annotations
 import secrets
 import time
 
-from grader import cases as case_registry
 from grader import messages as msg
-from grader import plain
+from grader.framework import cases as case_registry
+from grader.framework import plain
 from grader.workers.pool import Pool
 from grader.workers.process import WorkerDied, WorkerTimeout, stopping
 from grader.workers.run import Run

@@ -3,7 +3,7 @@ code runs.
 
 A grader worker runs a submission, so anything it reports about *how* a function computes
 could have been changed by that submission. It therefore sends the program instead
-(:class:`grader.probes.Program`, serialized by :mod:`jax.export`), and the runner has it
+(:class:`grader.framework.probes.Program`, serialized by :mod:`jax.export`), and the runner has it
 measured here. Started by :mod:`grader.workers.runner` as ``python -I -c "from
 grader.workers.verifier import main; main()" DEVICES MEMORY GRADER TASKS``, in the same
 sandbox as a worker (GRADER and TASKS as for a worker). Reading a program runs no Python
@@ -15,7 +15,7 @@ is also run next to the reference solution's program for the same test, on fresh
 inputs the submission never saw, and must give the same results: how a function computes
 counts only for a program that computes what the exercise asks. Its collectives must carry
 something (:func:`carries_nothing`), and what each of its devices holds and receives must stay
-within the bounds the reference's program sets (:func:`grader.footprint.beyond_bounds`).
+within the bounds the reference's program sets (:func:`grader.framework.footprint.beyond_bounds`).
 
 It answers JSON lines on stdin with JSON lines on stdout. ``{"op": "record", "req", "blob",
 "seed"}``: ``{"ok": true, "record": ...}`` (:func:`record`, for ``refresh-expected``).
@@ -39,6 +39,7 @@ import numpy as np
 
 from grader import messages as msg
 from grader.caches import Newest
+from grader.framework import hlo
 from grader.workers.confine import begin
 
 #: How far a program's results may be from the reference's: looser than the judges'
@@ -49,7 +50,6 @@ RTOL, ATOL = 1e-3, 1e-4
 #: never run.
 _SAFE_CALL = re.compile(r"^(Sharding|SPMDFullToShardShape|SPMDShardToFullShape|"
                         r"annotate_device_placement|lapack_\w+_ffi)$")
-_CUSTOM_CALL = re.compile(r"^\s*(?:%[^=]*=\s*)?stablehlo\.custom_call @([\w.]+)\(")
 #: Reference programs read and compiled so far, by their bytes (base64).
 _references: Newest[str, Any] = Newest(256)
 #: Measures taken so far, by the measure's name and the program's identity (only those taken).
@@ -60,7 +60,7 @@ def verify(measures: Any, blob: Any, reference: Any = None, seed: Any = 0) -> di
     """Take each measure named in ``measures`` on the program ``blob`` (base64 text), and say
     why it does not compute what the ``reference`` program (base64 text, or None when there
     is none to compare with) computes on fresh inputs drawn from ``seed``, if it does not."""
-    from grader import cases
+    from grader.framework import cases
 
     if (not isinstance(measures, list) or not isinstance(blob, str)
             or not isinstance(reference, (str, type(None))) or not isinstance(seed, int)):
@@ -76,11 +76,11 @@ def verify(measures: Any, blob: Any, reference: Any = None, seed: Any = 0) -> di
 
 def recorded(blob: Any, seed: Any) -> dict[str, Any]:
     """The :func:`record` of the reference program ``blob`` (base64 text) for ``seed``."""
-    from grader import cases
+    from grader.framework import cases
 
     if not isinstance(blob, str) or not isinstance(seed, int):
         return {"ok": False, "error": {"type": "ValueError", "message": "a malformed request"}}
-    from grader import plain
+    from grader.framework import plain
 
     try:
         made = record(_reference(blob), seed)
@@ -93,8 +93,8 @@ def recorded(blob: Any, seed: Any) -> dict[str, Any]:
 def _take(name: Any, program: Any) -> dict[str, Any]:
     """One measure of a program, or why it could not be taken; taken once per verifier for
     the programs of one identity (a measure takes the same of each)."""
-    from grader import cases, plain
-    from grader.probes import MEASURES
+    from grader.framework import cases, plain
+    from grader.framework.probes import MEASURES
 
     if not isinstance(name, str) or name not in MEASURES:
         return {"ok": False, "error": {"type": "ValueError", "message": "no such measure"}}
@@ -106,7 +106,7 @@ def _take(name: Any, program: Any) -> dict[str, Any]:
 
 
 def _load(blob: str) -> Any:
-    from grader.probes import Program
+    from grader.framework.probes import Program
 
     return Program.load(base64.b64decode(blob, validate=True))
 
@@ -135,11 +135,11 @@ def differs(program: Any, reference: Any, seed: int) -> str | None:
 def record(reference: Any, seed: int) -> dict[str, Any]:
     """What a program is compared with, of the reference's program: the arguments it takes,
     its results on fresh inputs drawn from ``seed``, the kinds of collective it has and its
-    footprint (:mod:`grader.footprint`); its results as numpy arrays. The grader makes it at
+    footprint (:mod:`.footprint`); its results as numpy arrays. The grader makes it at
     once for each program; ``refresh-expected`` stores it (its results as plain data,
     :func:`recorded`) for each public test, so that ``check`` compares a student's program
     as the grader does, in the student's kernel."""
-    from grader.footprint import footprint
+    from grader.framework.footprint import footprint
 
     exported = reference.exported
     results = reference.run(fresh_inputs(exported.in_avals, seed))
@@ -149,7 +149,7 @@ def record(reference: Any, seed: int) -> dict[str, Any]:
         "in_tree": str(exported.in_tree),
         "out_tree": str(exported.out_tree),
         "results": results,
-        "kinds": sorted(_moving_kinds(reference.module)),
+        "kinds": sorted(hlo.moving_kinds(reference.module)),
         "footprint": _measured.get(("footprint", reference.identity),
                                    lambda: footprint(reference)),
         "devices": exported.nr_devices,
@@ -161,8 +161,8 @@ def against(program: Any, record: dict[str, Any]) -> str | None:
     it takes other arguments, makes a call that is never run, returns other results on the
     record's fresh inputs, has a collective that carries nothing, or goes past the bounds the
     reference's footprint sets; None when none of these."""
-    from grader import plain
-    from grader.footprint import beyond_bounds, footprint
+    from grader.framework import plain
+    from grader.framework.footprint import beyond_bounds, footprint
 
     mine = program.exported
     if (str(mine.in_tree), _takes(mine.in_avals)) != (record["in_tree"], record["takes"]):
@@ -195,12 +195,6 @@ def against(program: Any, record: dict[str, Any]) -> str | None:
 #: A collective of a StableHLO module, in the generic form JAX prints it in: its result (with
 #: their count, when several), its kind and its operands; and the types of its operands and
 #: results, at the end of the operation.
-_COLLECTIVE = re.compile(r'^(\s*)%([\w$.-]+)(?::(\d+))? = "stablehlo\.(all_reduce|all_gather|'
-                         r'reduce_scatter|all_to_all|collective_permute)"\(([^()]*)\)')
-_SIGNATURE = re.compile(r": \(([^()]*)\) -> (\([^()]*\)|tensor<[^<>]*>)")
-_FUNCTION = re.compile(r"^\s*func\.func ")
-
-
 #: How many draws of fresh inputs a collective must leave every device's results unchanged
 #: on before it is said to carry nothing (one draw could, by chance, make its data zero).
 DRAWS = 3
@@ -219,8 +213,8 @@ def carries_nothing(program: Any, theirs: set[str], seed: int) -> str | None:
                    for outputs in zip(before, after, strict=True)
                    for a, b in zip(*outputs, strict=True))
 
-    for kind in sorted(_moving_kinds(program.module) & theirs):
-        changed = program.with_module(without(program.module, kind))
+    for kind in sorted(hlo.moving_kinds(program.module) & theirs):
+        changed = program.with_module(hlo.without(program.module, kind))
         draws = (fresh_inputs(program.exported.in_avals, seed + k) for k in range(DRAWS))
         if all(unchanged(program.run_on_devices(inputs), changed.run_on_devices(inputs))
                for inputs in draws):
@@ -230,98 +224,12 @@ def carries_nothing(program: Any, theirs: set[str], seed: int) -> str | None:
     return None
 
 
-def _moving_kinds(module: str) -> set[str]:
-    """The kinds of collective of a StableHLO module that can move data."""
-    return {m.group(4) for line in module.splitlines()
-            if (m := _COLLECTIVE.match(line)) and _moves(line)}
-
-
-def _moves(line: str) -> bool:
-    """Whether a collective can move data at all: one whose every group is one device (on a
-    one-device program, or over axes of size 1) moves nothing by its nature."""
-    from grader.probes import _STRING, _groups
-
-    groups = _groups(_STRING.sub('""', line))  # what an author named is not read
-    if groups is None:
-        return True  # groups in a form not read here: it is taken to move data
-    if "source_target_pairs" in line:
-        return any(a != b for a, b in groups)
-    return any(len(group) > 1 for group in groups)
-
-
-def without(module: str, kind: str) -> str:
-    """``module`` with every collective of ``kind`` that can move data moving nothing: each
-    result of the type of its operand is replaced by the operand (each device keeps its own
-    data); any other is moved by a constant (0.5, or 1 for integers, or flipped for
-    booleans)."""
-    from grader.probes import _STRING
-
-    lines = module.splitlines()
-    starts = [i for i, line in enumerate(lines) if _FUNCTION.match(line)] + [len(lines)]
-    uses: list[tuple[int, str, str]] = []  # (line after the collective, a result, instead)
-    for index, line in enumerate(lines):
-        found = _COLLECTIVE.match(line)
-        if not found or found.group(4) != kind or not _moves(line):
-            continue
-        indent, result, count = found.group(1), found.group(2), found.group(3)
-        operands = [o.strip() for o in found.group(5).split(",")]
-        end, depth = index, 0
-        while True:  # to the end of its region, if it has one (strings do not count)
-            bare = _STRING.sub('""', lines[end])
-            depth += bare.count("{") - bare.count("}")
-            if depth <= 0 or end + 1 == len(lines):
-                break
-            end += 1
-        signature = _SIGNATURE.search(bare)
-        if signature is None:
-            raise ValueError(msg.VERIFIER_UNREADABLE.format(kind=kind))
-        given = [t.strip() for t in signature.group(1).split(", ")]
-        made = [t.strip() for t in signature.group(2).strip("()").split(", ")]
-        moved = f"moved_nothing_{index}"
-        lines[index] = line.replace(f"%{result}", f"%{moved}", 1)
-        added = []
-        for k, made_type in enumerate(made):
-            name = f"%{result}#{k}" if count else f"%{result}"
-            ours = f"%{moved}#{k}" if count else f"%{moved}"
-            if k < len(given) and given[k] == made_type and len(given) == len(made):
-                uses.append((end + 1, name, operands[k]))
-                continue
-            element = made_type.removeprefix("tensor<").removesuffix(">").split("x")[-1]
-            value = ("true" if element == "i1" else "0.5" if element.startswith(("f", "bf"))
-                     else "1")
-            op = "xor" if element == "i1" else "add"
-            added += [f"{indent}%{moved}_by_{k} = stablehlo.constant dense<{value}> : "
-                      f"{made_type}",
-                      f"{indent}%{moved}_{k} = stablehlo.{op} {ours}, %{moved}_by_{k} : "
-                      f"{made_type}"]
-            uses.append((end + 1, name, f"%{moved}_{k}"))
-        lines[end] = "\n".join([lines[end], *added])
-    resolved: dict[tuple[int, str], str] = {}  # (its function, a result) -> what replaced it
-    for after, name, instead in uses:  # in its function, after it
-        stop = next(start for start in starts if start >= after)
-        instead = resolved.get((stop, instead), instead)  # an operand replaced earlier
-        resolved[(stop, name)] = instead
-        use = re.compile(rf"(?<![\w$.-]){re.escape(name)}(?![\w$.#-])")
-        lines[after:stop] = [use.sub(instead, line) for line in lines[after:stop]]
-    return "\n".join(lines)
-
-
 def _unsafe_calls(module: str) -> set[str]:
-    """The custom calls of a StableHLO module that may not be run. Each operation starts a
-    line; a custom call is safe only in its usual printed form, ``stablehlo.custom_call
-    @target(``, with a target on the list (what follows, such as a location an author
-    named, is never read)."""
-    from grader.probes import _OPERATION
-
-    unsafe = set()
-    for line in module.splitlines():
-        match = _OPERATION.match(line)
-        name = (match.group("quoted") or match.group("plain")) if match else ""
-        if name.endswith("custom_call"):
-            call = _CUSTOM_CALL.match(line)
-            if not (call and _SAFE_CALL.match(call.group(1))):
-                unsafe.add(call.group(1)[:40] if call else "a custom call in an unusual form")
-    return unsafe
+    """The custom calls of a StableHLO module that may not be run: any whose target is not
+    on the list, or that is not in the usual printed form (:func:`.hlo.custom_calls`)."""
+    return {target[:40] if target else "a custom call in an unusual form"
+            for target in hlo.custom_calls(module)
+            if not (target and _SAFE_CALL.match(target))}
 
 
 def _kinds(avals: Any) -> list[tuple]:
@@ -377,7 +285,7 @@ def _key_impl(dtype: Any) -> str:
 
 def main() -> None:
     devices, have, requests, replies = begin()
-    from grader import cases
+    from grader.framework import cases
 
     cases.load(hidden=False)  # the measures defined next to the public tests
     replies.write(json.dumps({"req": "ready", "ok": have == devices, "devices": have}) + "\n")

@@ -87,7 +87,7 @@ class Worker:
         self.replies.flush()
 
     def cell(self, file: str, label: str, source: str) -> dict[str, Any]:
-        from grader.cases import describe_error
+        from grader.framework.cases import describe_error
 
         namespace = self.namespaces.setdefault(file, _fresh_namespace())
         RECORD.cells.setdefault(file, []).append((label, source))  # lesson 6: replayed
@@ -129,11 +129,11 @@ class Worker:
         return self._attempt(lambda: {"ok": True, "value": run()})
 
     def export(self, function: dict, steps: list, args: Any, mesh: Any = None) -> dict[str, Any]:
-        """The function's program for arguments sent as data (grader.probes.Program.of)."""
+        """The function's program for arguments sent as data (probes.Program.of)."""
         import base64
 
         from grader import wire
-        from grader.probes import Program
+        from grader.framework.probes import Program
 
         def run() -> str:
             fn = self._function(function, steps)
@@ -146,9 +146,9 @@ class Worker:
     def shardings(self, function: dict, steps: list, args: Any,
                   mesh: Any = None) -> dict[str, Any]:
         """The shardings the function's compiled program takes its arguments in
-        (grader.probes.input_shardings)."""
+        (grader.framework.probes.input_shardings)."""
         from grader import wire
-        from grader.probes import input_shardings
+        from grader.framework.probes import input_shardings
 
         def run() -> Any:
             fn = self._function(function, steps)
@@ -170,7 +170,7 @@ class Worker:
 
     def _attempt(self, work: Any) -> dict[str, Any]:
         """``work()``, or the error it raised (anything the function raises included)."""
-        from grader.cases import describe_error
+        from grader.framework.cases import describe_error
 
         try:
             with warnings.catch_warnings():
@@ -270,7 +270,7 @@ def _sent(value: Any, keep: Any = None) -> Any:
     """What the function returned, as data; a value that cannot be sent is the function's
     failure to return a readable result."""
     from grader import wire
-    from grader.plain import NotPlain
+    from grader.framework.plain import NotPlain
 
     try:
         return wire.encode(value, function=keep)
@@ -314,8 +314,8 @@ def main() -> None:
         del os.environ[name]  # JAX has read its cache's settings: processes started here keep none
     worker = Worker(replies)
     forbid_trace_hooks()
-    import grader.cases
-    import grader.probes
+    import grader.framework.cases
+    import grader.framework.probes
     import grader.wire
     import grader.workers.replay  # noqa: F401 - what serving uses, imported before the seal
 

@@ -5,9 +5,10 @@ import json
 
 import pytest
 
-from grader import course, expected
+from grader import course
 from grader.authoring import refresh_expected
 from grader.course import LESSONS
+from grader.framework import expected
 
 
 def same(stored, fresh) -> list[str]:

@@ -13,9 +13,10 @@ import zipfile
 import pytest
 from servers import free_port, stop, wait_until_up
 
-from grader import assignments, cases, course
+from grader import assignments, course
 from grader.authoring import validate
 from grader.authoring.release import ReleaseError, release
+from grader.framework import cases
 
 
 def test_the_bundle_holds_no_solution_and_no_hidden_test(tmp_path):
@@ -64,7 +65,7 @@ def test_check_works_from_the_bundle_with_public_tests_only(tmp_path):
     assert "from grader.lessons.drawing import" in LESSON_IMPORTS
     code = (
         "from grader.devices import use_cpu_devices; use_cpu_devices(8)\n"
-        "from grader import cases, check\n"
+        "from grader import check\nfrom grader.framework import cases\n"
         f"import grader; assert grader.__file__.startswith({str(bundle)!r}), grader.__file__\n"
         "assert all(not c.hidden for c in cases.load())\n"
         f"{LESSON_IMPORTS}\n"

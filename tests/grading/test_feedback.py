@@ -5,9 +5,9 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 from grader import messages as msg
+from grader.framework.results import ExerciseResult, Late, StudentResult, TestResult
 from grader.grading import feedback
 from grader.palette import FAILURE_COLOUR, status_colour
-from grader.results import ExerciseResult, Late, StudentResult, TestResult
 
 
 def result() -> StudentResult:

@@ -17,14 +17,15 @@ from pathlib import Path
 import pytest
 import stand_in
 
-from grader import assignments, cases
+from grader import assignments
 from grader import messages as msg
 from grader.assignments import LatePolicy
 from grader.course import EXERCISES
+from grader.framework import cases
+from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import grade, submission, texts
 from grader.grading.progress import Progress
 from grader.grading.roster import Person
-from grader.results import ExerciseResult, StudentResult, TestResult
 from grader.workers import process
 from grader.workers.run import Run
 from grader.workers.sandbox import Limits

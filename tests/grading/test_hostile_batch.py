@@ -23,9 +23,10 @@ import pytest
 from graded_class import LESSON, LIMITS, ROOT, grade_in_a_process, write_base
 from markers import NEEDS_CGROUPS, NEEDS_MEMORY_GROUPS, NEEDS_THE_SANDBOX
 
-from grader import cases, course
+from grader import course
 from grader import messages as msg
 from grader.course import EXERCISES
+from grader.framework import cases
 from grader.workers import confine, sandbox
 
 FIXTURES = ROOT / "tests" / "submissions"
@@ -102,7 +103,7 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         {"ring_shift": "`ring_shift` raised KeyboardInterrupt"}, ()),
     "patches-comparisons-with-wrong-dot": (
         {"distributed_dot": "the result has the wrong values"},
-        ("grader.judge.difference", "numpy.allclose", "put back")),
+        ("grader.framework.judge.difference", "numpy.allclose", "put back")),
     "returns-object-equal-to-everything-from-dot": (
         {"distributed_dot": "`distributed_dot` returned something the grader cannot read"}, ()),
     "returns-one-row-instead-of-one-per-device": (
@@ -561,7 +562,7 @@ def test_switching_the_seal_off_is_undone_and_named(graded):
     assert failed == HOW_DOT_COMPUTES
     [problem] = student["problems"]
     for changed in ("grader.workers.seal.Seal.restore", "grader.workers.worker.Worker.export",
-                    "grader.probes._OPCODE", "put back"):
+                    "grader.framework.hlo._OPCODE", "put back"):
         assert changed in problem, problem
 
 

@@ -16,10 +16,10 @@ import pytest
 
 from grader import assignments, cli
 from grader.course import EXERCISES
+from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import grade, submission
 from grader.grading.grade import Batch, Shard
 from grader.grading.roster import Person
-from grader.results import ExerciseResult, StudentResult, TestResult
 
 PREFIX = "python -m grader: error: "
 # Names sort as Python sorts strings: capitals before lower case.

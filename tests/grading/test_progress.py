@@ -6,8 +6,8 @@ import io
 
 from rich.console import Console
 
+from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import progress
-from grader.results import ExerciseResult, StudentResult, TestResult
 
 
 def result(student: str, points: float) -> StudentResult:

@@ -1,8 +1,8 @@
 """The gradebook printed on the terminal."""
 
 from grader.course import EXERCISES, LESSONS
+from grader.framework.results import ExerciseResult, Late, StudentResult, TestResult
 from grader.grading import report
-from grader.results import ExerciseResult, Late, StudentResult, TestResult
 
 
 def student(name: str, earned: float, exercises=("ring_shift",)) -> StudentResult:

@@ -15,8 +15,8 @@ import pytest
 import stand_in
 
 from grader import assignments
+from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import export, grade, safe, store, submission
-from grader.results import ExerciseResult, StudentResult, TestResult
 
 COLLECTIVES = assignments.find("03_collectives")
 #: Entry names as they would arrive (file stems), and the points the stand-in gives each.

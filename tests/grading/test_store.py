@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import feedback
 from grader.grading.store import Store, files_of, fingerprint, remove_leftovers, write_atomic
-from grader.results import ExerciseResult, StudentResult, TestResult
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "submissions"

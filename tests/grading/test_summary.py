@@ -9,9 +9,9 @@ import pytest
 from matplotlib.colors import to_rgba
 from PIL import Image
 
+from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import summary
 from grader.grading.summary import Tally
-from grader.results import ExerciseResult, StudentResult, TestResult
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

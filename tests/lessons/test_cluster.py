@@ -218,8 +218,9 @@ def test_grading_runs_the_functions_in_two_real_processes(tmp_path, monkeypatch)
     """Does grading (sandboxed when bubblewrap is installed) give the solutions full marks,
     and a device_put global_batch, right in one process and wrong in two, every point but the
     multi-process test's, with the hint for its mistake?"""
-    from grader import cases, messages
+    from grader import messages
     from grader.course import BY_NAME
+    from grader.framework import cases
     from grader.grading import grade
     from grader.hints import multiprocess
 

@@ -12,7 +12,7 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader import probes
+from grader.framework import probes
 from grader.lessons.inspector import (
     as_partition_spec,
     inspect_compiled,

@@ -8,8 +8,8 @@ import math
 
 import pytest
 
-from grader import cases
 from grader import messages as msg
+from grader.framework import cases
 from grader.workers import replies, runner
 from grader.workers.run import Source
 from grader.workers.sandbox import DEFAULT_LIMITS

@@ -11,8 +11,8 @@ from pathlib import Path
 from markers import NEEDS_THE_SANDBOX
 
 import grader
-from grader import cases
 from grader import messages as msg
+from grader.framework import cases
 from grader.workers import runner
 from grader.workers.run import Source
 from grader.workers.sandbox import Limits

@@ -95,7 +95,7 @@ import json, sys, threading, time
 from grader.devices import use_cpu_devices
 use_cpu_devices(2)
 import jax
-from grader import plain, probes
+from grader.framework import plain, probes
 from grader.workers import process, runner, sandbox as sandboxing, verification
 def forever(x):
     def body(state):

@@ -10,8 +10,8 @@ from types import SimpleNamespace
 import jax
 import pytest
 
-import grader.cases
-import grader.probes
+import grader.framework.cases
+import grader.framework.probes
 import grader.workers.seal
 from grader.workers.seal import Seal
 
@@ -42,32 +42,32 @@ def test_a_method_of_a_class_is_put_back(seal):
 
 
 def test_swapped_code_is_put_back(seal):
-    code = grader.probes.compiled_hlo.__code__
-    grader.probes.compiled_hlo.__code__ = (lambda fn, *args: "").__code__
-    assert seal.restore() == ["grader.probes.compiled_hlo.__code__"]
-    assert grader.probes.compiled_hlo.__code__ is code
+    code = grader.framework.probes.layout.__code__
+    grader.framework.probes.layout.__code__ = (lambda x: {}).__code__
+    assert seal.restore() == ["grader.framework.probes.layout.__code__"]
+    assert grader.framework.probes.layout.__code__ is code
 
 
 def test_a_module_replaced_in_sys_modules_is_put_back(seal):
-    real = sys.modules["grader.plain"]
-    sys.modules["grader.plain"] = json
-    assert seal.restore() == ["sys.modules['grader.plain']"]
-    assert sys.modules["grader.plain"] is real
+    real = sys.modules["grader.framework.plain"]
+    sys.modules["grader.framework.plain"] = json
+    assert seal.restore() == ["sys.modules['grader.framework.plain']"]
+    assert sys.modules["grader.framework.plain"] is real
 
 
 def test_a_name_added_to_the_grader_is_removed_but_imports_stay(seal):
-    grader.probes.isinstance = lambda *args: True  # would shadow the built-in there
-    grader.probes.some_module = json
-    assert seal.restore() == ["grader.probes.isinstance"]
-    assert "isinstance" not in vars(grader.probes)
-    del grader.probes.some_module
+    grader.framework.probes.isinstance = lambda *args: True  # would shadow the built-in there
+    grader.framework.probes.some_module = json
+    assert seal.restore() == ["grader.framework.probes.isinstance"]
+    assert "isinstance" not in vars(grader.framework.probes)
+    del grader.framework.probes.some_module
 
 
 def test_a_deleted_function_comes_back(seal):
-    real = grader.probes.layout
-    del grader.probes.layout
-    assert seal.restore() == ["grader.probes.layout"]
-    assert grader.probes.layout is real
+    real = grader.framework.probes.layout
+    del grader.framework.probes.layout
+    assert seal.restore() == ["grader.framework.probes.layout"]
+    assert grader.framework.probes.layout is real
 
 
 def test_data_of_a_sealed_module_is_put_back(seal):
@@ -79,10 +79,10 @@ def test_data_of_a_sealed_module_is_put_back(seal):
 
 
 def test_changed_defaults_are_put_back(seal):
-    real = grader.cases.changes.__defaults__
-    grader.cases.changes.__defaults__ = (0,)
-    assert seal.restore() == ["grader.cases.changes.__defaults__"]
-    assert grader.cases.changes.__defaults__ is real
+    real = grader.framework.cases.changes.__defaults__
+    grader.framework.cases.changes.__defaults__ = (0,)
+    assert seal.restore() == ["grader.framework.cases.changes.__defaults__"]
+    assert grader.framework.cases.changes.__defaults__ is real
 
 
 def test_sealed_objects_and_tables_are_put_back():

@@ -18,8 +18,8 @@ import pytest
 import whole_on_every_device
 from jax.sharding import PartitionSpec as P
 
-from grader import cases, footprint, plain, probes
 from grader import messages as msg
+from grader.framework import cases, footprint, plain, probes
 from grader.grading import grade, submission
 from grader.hints import collectives
 from grader.workers import runner, verification, verifier

@@ -1,11 +1,19 @@
-"""Reading compiled HLO (grader/lessons/hlo.py): collectives, their operands, device groups in
-every printed form, and the bytes each sends under the ring model."""
+"""The one reader of program text (grader/framework/hlo.py): collectives, their operands,
+device groups in every printed form, the bytes each sends under the ring model, and author
+text that never reads as structure."""
 
 from __future__ import annotations
 
 import pytest
 
-from grader.lessons.hlo import bytes_sent, collectives_in_hlo, parse_replica_groups
+from grader.framework.hlo import (
+    COLLECTIVES,
+    bytes_sent,
+    collectives_in_hlo,
+    count_collectives,
+    parse_replica_groups,
+    received,
+)
 from grader.lessons.inspector import RING_NOTE
 
 ASYNC = """
@@ -140,3 +148,100 @@ def test_a_collective_knows_how_it_combines_and_the_line_it_was_read_from():
         assert "metadata" not in c.line
     gather, _ = collectives_in_hlo(ASYNC)
     assert gather.reduction is None and gather.line.startswith("%all-gather-start = (f32[4,8]")
+
+
+def only_counts(**nonzero) -> dict[str, int]:
+    counts = dict.fromkeys(COLLECTIVES, 0)
+    counts.update({k.replace("_", "-"): v for k, v in nonzero.items()})
+    return counts
+
+
+# --- counting collectives ----------------------------------------------------
+ASYNC_HLO = """\
+HloModule jit_fn, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, num_partitions=8
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %sum = f32[] add(f32[] %a, f32[] %b)
+}
+
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0), sharding={devices=[8]<=[8]}
+  %all-reduce-start = f32[8]{0} all-reduce-start(f32[8]{0} %p), replica_groups={}, to_apply=%add
+  %all-reduce-done = f32[8]{0} all-reduce-done(f32[8]{0} %all-reduce-start)
+  %all-reduce-start.1 = f32[8]{0} all-reduce-start(f32[8]{0} %all-reduce-done), to_apply=%add
+  %all-reduce-done.1 = f32[8]{0} all-reduce-done(f32[8]{0} %all-reduce-start.1)
+  %cp = (f32[8]{0}, f32[8]{0}, u32[], u32[]) collective-permute-start(f32[8]{0} %p), \
+source_target_pairs={{0,1},{1,0}}
+  %cp.done = f32[8]{0} collective-permute-done((f32[8]{0}, f32[8]{0}, u32[], u32[]) %cp)
+  %gathered = f32[64]{0} all-gather(f32[8]{0} %cp.done), dimensions={0}
+  %uses = f32[8]{0} add(f32[8]{0} all-reduce.3, f32[8]{0} %all-reduce-done.1)
+  ROOT %out = f32[8]{0} add(f32[8]{0} %uses, f32[8]{0} %cp.done)
+}
+"""
+
+
+def test_async_start_done_pairs_are_counted_once():
+    """Is each -start/-done pair one collective, and an operand named all-reduce.3 none?"""
+    assert count_collectives(ASYNC_HLO) == only_counts(
+        all_reduce=2, collective_permute=1, all_gather=1
+    )
+
+
+def test_reduce_scatter_and_all_to_all_are_recognised():
+    """Are reduce-scatter and all-to-all counted, and not confused with each other?"""
+    text = (
+        "ENTRY %m (p: f32[8]) -> f32[1] {\n"
+        "  %p = f32[8]{0} parameter(0)\n"
+        "  %rs = f32[1]{0} reduce-scatter(f32[8]{0} %p), dimensions={0}, to_apply=%add\n"
+        "  ROOT %a2a = f32[1]{0} all-to-all(f32[1]{0} %rs), dimensions={0}\n"
+        "}\n"
+    )
+    assert count_collectives(text) == only_counts(reduce_scatter=1, all_to_all=1)
+
+
+# --- author text: names a program's author chooses never read as structure -----------------
+AUTHORED = """\
+HloModule jit_f, entry_computation_layout={(f32[8]{0})->f32[8]{0}}, num_partitions=8
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %sum = f32[] add(f32[] %a, f32[] %b)
+}
+
+%max (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = f32[] maximum(f32[] %a, f32[] %b)
+}
+
+%noisy (c: f32[8]) -> f32[8] {
+  %c = f32[8]{0} parameter(0)
+  ROOT %r = f32[8]{0} all-reduce(f32[8]{0} %c), replica_groups={}, to_apply=%add
+}
+
+ENTRY %main (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %call = f32[8]{0} custom-call(f32[8]{0} %p), custom_call_target="x), to_apply=%max, \
+calls=%noisy, /*", backend_config="all-gather(f32[8]{0} %p), num_partitions=1"
+  ROOT %s = f32[8]{0} all-reduce(f32[8]{0} %call), metadata={op_name="a, to_apply=%max, \
+replica_groups={{0}}" source_file="/*x*/"}, frontend_attributes={x="all-to-all(%p), \
+calls=%noisy"}, replica_groups=[1,8]<=[8], to_apply=%add
+}
+"""
+
+
+def test_names_and_strings_an_author_chooses_are_never_read_as_structure():
+    """Do a custom call's strings, a name scope and frontend attributes that spell
+    collectives, computations to call, device groups and a partition count all stay text:
+    one all-reduce over 8 devices that adds, nothing received through a computation that is
+    never called, and the line shown without the metadata?"""
+    assert count_collectives(AUTHORED) == only_counts(all_reduce=2)  # one in %noisy
+    [*_, last] = collectives_in_hlo(AUTHORED)
+    assert (last.reduction, last.groups, last.sent) == ("add", (tuple(range(8)),),
+                                                         2 * 7 / 8 * 32)
+    assert "metadata" not in last.line and "op_name" not in last.line
+    assert last.line.endswith("all-reduce(f32[8]{0} %call)")
+    assert received(AUTHORED) == ({"all-reduce": 32}, set())

@@ -1,6 +1,6 @@
-"""The public tests' stored expected values, as check() reads them (grader/expected.py)."""
+"""The public tests' stored expected values, as check() reads them (framework/expected.py)."""
 
-from grader import cases, expected
+from grader.framework import cases, expected
 
 
 def test_expected_values_cover_every_public_case_and_device_count():

@@ -20,7 +20,7 @@ import numpy as np
 
 from grader.course import LESSONS
 
-FOLDER = Path(__file__).resolve().parent / "public" / "expected"
+FOLDER = Path(__file__).resolve().parents[1] / "public" / "expected"
 #: Device counts the public expected values are stored for.
 DEVICE_COUNTS = (1, 2, 4, 8)
 #: The seed of the fresh inputs each public test's reference program is run on for the record

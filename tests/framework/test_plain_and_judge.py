@@ -9,10 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from grader import cases, judge, plain
 from grader import messages as msg
-from grader.judge import Hint
-from grader.plain import NotPlain
+from grader.framework import cases, judge, plain
+from grader.framework.judge import Hint
+from grader.framework.plain import NotPlain
 
 
 def round_trip(value):

@@ -26,7 +26,7 @@ class NotPlain(TypeError):
 @dataclass(frozen=True)
 class Unverified:
     """A measurement of how a function computes, not taken yet: the measure's name and the
-    program (:class:`grader.probes.Program`, serialized). A worker sends it as it is; the
+    program (:class:`grader.framework.probes.Program`, serialized). A worker sends it as it is; the
     grader has it taken by a verifier, a process where none of the submission's code runs."""
 
     measure: str

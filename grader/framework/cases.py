@@ -24,12 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from grader import messages as msg
-from grader import plain
 from grader.course import BY_NAME
 from grader.devices import DEFAULT_DEVICES
+from grader.framework import plain
+from grader.framework.judge import Hint, Verdict, same
+from grader.framework.results import TestResult
 from grader.hints import common, error_hint
-from grader.judge import Hint, Verdict, same
-from grader.results import TestResult
 
 Probe = Callable[[Callable], dict]
 Judge = Callable[[dict, dict], Verdict]
@@ -150,7 +150,7 @@ def for_exercise(name: str, hidden: bool = True) -> list[Case]:
 def measure(found: Case, fn: Callable, made: list | None = None) -> dict[str, Any]:
     """Run a probe on ``fn``: ``{"ok": True, "data": ...}`` or ``{"ok": False, "error": ...}``;
     ``made``, if given, gets the programs measured in this process, with where each is
-    (:func:`grader.plain.measured_programs`).
+    (:func:`grader.framework.plain.measured_programs`).
 
     Whatever the function prints or warns is not the probe's business; any exception,
     KeyboardInterrupt and SystemExit included, becomes an error report.

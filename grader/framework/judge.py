@@ -1,6 +1,6 @@
 """Deciding, on the trusted side, whether measurements match the reference's.
 
-Judges only see plain data (see :mod:`grader.plain`): what the student's function produced
+Judges only see plain data (see :mod:`grader.framework.plain`): what the student's function produced
 (``got``) and what the reference solution produced for the same probe (``want``).
 """
 
@@ -121,7 +121,7 @@ def _applies(hint: Hint, got: dict, want: dict) -> bool:
 
 
 def traces(primitive: str, axis: str, hint: str | None = None) -> Callable[[dict, dict], Verdict]:
-    """A judge for :func:`grader.probes.program_summary`: a collective whose primitive starts
+    """A judge for :func:`.probes.program_summary`: a collective whose primitive starts
     with ``primitive`` must act over ``axis`` (``pmean`` is a ``psum``, then a division).
     Where the reference's program names no axis for it (on one device a program keeps no
     mesh), the primitive alone must be there."""
@@ -147,7 +147,7 @@ def traces(primitive: str, axis: str, hint: str | None = None) -> Callable[[dict
 
 
 def compiles_to(op: str, hint: str | None = None) -> Callable[[dict, dict], Verdict]:
-    """A judge for :func:`grader.probes.hlo_collectives`: where the reference's compiled code
+    """A judge for :func:`.probes.hlo_collectives`: where the reference's compiled code
     has an ``op``, the student's must have one too."""
 
     def judge(got: dict, want: dict) -> Verdict:
@@ -161,7 +161,7 @@ def compiles_to(op: str, hint: str | None = None) -> Callable[[dict, dict], Verd
 
 
 def runs_on_mesh(got: dict, want: dict) -> Verdict:
-    """A judge for :func:`grader.probes.program_summary`: a shard_map over the same mesh as the
+    """A judge for :func:`.probes.program_summary`: a shard_map over the same mesh as the
     reference's (axis names and sizes) must be traced. A program on one device keeps no
     shard_map: there, it must run on as many devices as the reference's."""
     devices = [_count(summary.get("devices")) for summary in (want, got)]

@@ -20,10 +20,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import itertools
-import json
 import os
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -33,24 +30,9 @@ import numpy as np
 from grader import messages as msg
 from grader.caches import Newest
 from grader.devices import WORKER_ENV
-from grader.plain import Unverified, Verified
+from grader.framework import hlo
+from grader.framework.plain import Unverified, Verified
 from grader.remote import Remote
-
-#: Collective operations of compiled HLO, by the name ``count_collectives`` reports.
-COLLECTIVES = (
-    "all-reduce",
-    "all-gather",
-    "reduce-scatter",
-    "collective-permute",
-    "all-to-all",
-)
-
-# An HLO instruction is `%name = type opcode(operands), attributes`; an async pair is
-# `op-start`/`op-done`, so counting the plain opcode and the `-start` form counts each
-# collective once. Only the text before the attributes counts: a name scope chosen by the
-# author (in `metadata={op_name=...}`) could otherwise pose as an operation.
-_OPCODE = re.compile(r"=\s*[^=]*?\s(" + "|".join(COLLECTIVES) + r")(-start)?\(")
-_ATTRIBUTES = re.compile(r",\s*(metadata|frontend_attributes|backend_config)=")
 
 
 class Program:
@@ -152,7 +134,7 @@ class Program:
         context = contextlib.nullcontext()
         if all(i.sharding is None for i in inputs) and devices.size > 1:
             # No input says where it lives: the devices come from a mesh, the program's own.
-            sizes = next((axes for axes, _ in _meshes(self.module.splitlines()).values()
+            sizes = next((axes for axes, _ in hlo.meshes(self.module.splitlines()).values()
                           if np.prod(list(axes.values()), dtype=int) == devices.size),
                          {"devices": devices.size})
             context = jax.set_mesh(
@@ -257,113 +239,10 @@ def input_shardings(fn: Any, *args: Any) -> tuple:
     return tuple(fn.lower(*args).compile().input_shardings[0])
 
 
-def compiled_hlo(fn: Callable, *args: Any) -> str:
-    """The optimised HLO text XLA compiles ``jax.jit(fn)`` to on ``args`` (for lessons and
-    the inspector; tests measure a :class:`Program`)."""
-    return jax.jit(fn).lower(*args).compile().as_text()
-
-
-def instructions(text: str) -> list[tuple[str, str]]:
-    """Compiled HLO text as (line without its attributes, full line) pairs: only the head may
-    be matched for an operation (see ``_OPCODE``)."""
-    return [(_ATTRIBUTES.split(line, 1)[0], line) for line in text.splitlines()]
-
-
-def count_collectives(text: str) -> dict[str, int]:
-    """How many of each collective compiled HLO text contains."""
-    counts = dict.fromkeys(COLLECTIVES, 0)
-    for head, _ in instructions(text):
-        match = _OPCODE.search(head)
-        if match:
-            counts[match.group(1)] += 1
-    return counts
-
-
 @measure
 def hlo_collectives(program: Program) -> dict[str, int]:
     """How many of each collective the compiled HLO of ``fn`` contains."""
-    return count_collectives(program.compiled)
-
-
-# --- what the traced program does: StableHLO --------------------------------------------
-# Each operation of the printed module starts a line (`%r = "dialect.op"(...)` in generic form,
-# `%r = dialect.op ...` in pretty form); text the author chose (names, locations) sits in
-# string literals, which are blanked before anything is matched.
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_OPERATION = re.compile(r"^\s*(?:%[^=]*=\s*)?(?:\"(?P<quoted>[\w.]+)\"|(?P<plain>[a-z_]+\.[\w.]+))")
-_MESH = re.compile(r'^\s*sdy\.mesh @(\S+) = <\[(.*?)\](?:, device_ids=\[([\d, ]*)\])?>')
-_MESH_AXIS = re.compile(r'"([^"]*)"=(\d+)')
-_MANUAL = re.compile(r'manual_computation.*?in_shardings=\[<@(\S+?),.*manual_axes=\{([^}]*)\}')
-_GROUPS = re.compile(r"(replica_groups|source_target_pairs) = dense<(.*?)> : tensor<(\d+)x(\d+)x")
-#: Replica groups named by mesh axes (JAX 0.11's default lowering of shard_map collectives,
-#: `jax_use_rgv3`), the mesh cited by symbol or inlined.
-_MESH_AXES_GROUPS = re.compile(r"replica_groups = #stablehlo\.replica_group_mesh_axes<mesh = "
-                               r"(?:@(?P<symbol>[\w.\-]+)|#sdy\.mesh<\[(?P<inline>.*?)\]>), "
-                               r"axes = \[(?P<axes>.*?)\]>")
-_AXIS_REF = re.compile(r'#stablehlo\.axis_ref<name = "([^"]*)"')
-_REDUCTION = re.compile(r"\bstablehlo\.(add|maximum|minimum|multiply|and|or|xor)\b")
-#: StableHLO collectives by the name of the JAX primitive that traces to them.
-_PRIMITIVES = {
-    "stablehlo.all_gather": "all_gather",
-    "stablehlo.reduce_scatter": "reduce_scatter",
-    "stablehlo.all_to_all": "all_to_all",
-    "stablehlo.collective_permute": "ppermute",
-    "stablehlo.partition_id": "axis_index",
-}
-#: An all-reduce by how it combines values.
-_ALL_REDUCES = {"add": "psum", "maximum": "pmax", "minimum": "pmin"}
-
-
-def _meshes(lines: list[str]) -> dict[str, tuple[dict[str, int], list[int] | None]]:
-    """The module's meshes: ``{name: ({axis: size}, device ids or None for 0, 1, ...)}``."""
-    found = {}
-    for line in lines:
-        match = _MESH.match(line)
-        if match:
-            axes = {name: int(size) for name, size in _MESH_AXIS.findall(match.group(2))}
-            ids = [int(i) for i in match.group(3).split(",")] if match.group(3) else None
-            found[match.group(1)] = (axes, ids)
-    return found
-
-
-def _groups(line: str) -> list[list[int]] | None:
-    """The replica groups (or source-target pairs) of a collective, as lists of device ids."""
-    match = _GROUPS.search(line)
-    if not match:
-        return None
-    body, rows, columns = match.group(2), int(match.group(3)), int(match.group(4))
-    if body.startswith("["):
-        return json.loads(body)
-    return np.full((rows, columns), int(body or 0)).tolist()  # a splat: one value everywhere
-
-
-def _axes_of(groups: list[list[int]], pairs: bool,
-             mesh: tuple[dict[str, int], list[int] | None]) -> list[str] | None:
-    """The mesh axes a collective acts over, or None when its groups fit no set of axes:
-    for groups, the smallest set of axes whose device groups they are; for pairs, the axes
-    along which a pair's devices differ. An axis of size 1 leaves no trace in the groups
-    (over it or not, they are the same), so it is never named."""
-    sizes, ids = mesh
-    names = list(sizes)
-    count = int(np.prod(list(sizes.values()), dtype=int))
-    order = ids if ids is not None else list(range(count))
-    where = {device: np.unravel_index(i, tuple(sizes.values())) for i, device in enumerate(order)}
-    if any(device not in where for group in groups for device in group):
-        return None
-    if pairs:
-        return [name for k, name in enumerate(names)
-                if any(where[a][k] != where[b][k] for a, b in groups)]
-    given = {frozenset(group) for group in groups}
-    seen = [k for k, name in enumerate(names) if sizes[name] > 1]
-    for size in range(len(seen) + 1):
-        for axes in itertools.combinations(seen, size):
-            rest = [k for k in range(len(names)) if k not in axes]
-            made: dict[tuple, set[int]] = {}
-            for device, position in where.items():
-                made.setdefault(tuple(position[k] for k in rest), set()).add(device)
-            if {frozenset(group) for group in made.values()} == given:
-                return [names[k] for k in axes]
-    return None
+    return hlo.count_collectives(program.compiled)
 
 
 def program_summary(fn: Callable, *args: Any) -> Verified | Unverified:
@@ -384,79 +263,7 @@ def summarise(program: Program) -> dict[str, Any]:
     the shard_map around it. A program on one device keeps no mesh (JAX drops it, with the
     shard_map): its collectives are there, over no named axis, and it has no shard_map.
     """
-    named = program.module.splitlines()  # operation, mesh and axis names as printed
-    lines = [_STRING.sub('""', line) for line in named]  # everything else, strings blanked
-    meshes = _meshes(named)
-    collectives: list[dict[str, Any]] = []
-    shard_maps: list[dict[str, Any]] = []
-    manual: list[tuple[int, list[str]]] = []  # (depth its region opened at, its manual axes)
-    depth = 0
-    for index, line in enumerate(lines):
-        match = _OPERATION.match(named[index])
-        name = match.group("quoted") or match.group("plain") if match else None
-        if name == "sdy.manual_computation":
-            found = _MANUAL.search(named[index])
-            if found and found.group(1) in meshes:
-                axes = re.findall(r'"([^"]*)"', found.group(2))
-                shard_maps.append({"mesh": dict(meshes[found.group(1)][0]),
-                                   "manual_axes": axes})
-                manual.append((depth, axes))
-        elif name == "stablehlo.all_reduce":  # its combining region follows, to `})`
-            region = " ".join(lines[index + 1: index + 6]).split("})", 1)[0]
-            kind = _REDUCTION.search(region)
-            primitive = _ALL_REDUCES.get(kind.group(1) if kind else "", "all_reduce")
-            collectives.append({"primitive": primitive,
-                                "axes": _named_axes(line, meshes, named[index])})
-        elif name == "stablehlo.partition_id":
-            axes = manual[-1][1] if manual else sorted({a for m in shard_maps
-                                                        for a in m["manual_axes"]})
-            collectives.append({"primitive": "axis_index", "axes": list(axes)})
-        elif name in _PRIMITIVES:
-            collectives.append({"primitive": _PRIMITIVES[name],
-                                "axes": _named_axes(line, meshes, named[index])})
-        depth += line.count("{") - line.count("}")
-        while manual and depth <= manual[-1][0]:
-            manual.pop()
-    return {"collectives": collectives, "shard_maps": shard_maps,
-            "devices": program.exported.nr_devices}
-
-
-def _named_axes(line: str, meshes: dict, named: str = "") -> list[str]:
-    """The axes of the first mesh a collective's groups fit (none when no mesh fits).
-
-    ``line`` has its strings blanked; ``named`` is the same line as printed, read only for
-    the axis names of groups given by mesh axes once the blanked line shows that form."""
-    if blanked := _MESH_AXES_GROUPS.search(line):
-        found = _MESH_AXES_GROUPS.match(_as_printed(named, blanked.start(), blanked.end()))
-        if found is None:
-            return []
-        if found.group("symbol"):
-            sizes = meshes.get(found.group("symbol"), ({}, None))[0]
-        else:
-            sizes = {name: int(size) for name, size in _MESH_AXIS.findall(found.group("inline"))}
-        wanted = set(_AXIS_REF.findall(found.group("axes")))
-        return [name for name, size in sizes.items() if name in wanted and size > 1]
-    groups = _groups(line)
-    if groups is None:
-        return []
-    for mesh in meshes.values():
-        axes = _axes_of(groups, "source_target_pairs" in line, mesh)
-        if axes is not None:
-            return axes
-    return []
-
-
-def _as_printed(named: str, start: int, end: int) -> str:
-    """The text of the printed line ``named`` that its strings-blanked form holds from
-    ``start`` to ``end`` (a string there is read whole, one outside is never read)."""
-    where = []  # for each character of the blanked line, where it came from in ``named``
-    done = 0
-    for string in _STRING.finditer(named):
-        where += range(done, string.start())
-        where += [string.start(), string.end() - 1]  # its quotes
-        done = string.end()
-    where += range(done, len(named) + 1)
-    return named[where[start]: where[end - 1] + 1] if end > start else ""
+    return {**hlo.traced(program.module), "devices": program.exported.nr_devices}
 
 
 def layout(x: Any) -> dict[str, Any]:

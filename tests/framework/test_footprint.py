@@ -1,11 +1,11 @@
-"""The footprint of a compiled program (grader/footprint.py): the bytes one device holds and
+"""The footprint of a compiled program (framework/footprint.py): the bytes one device holds and
 receives, read from XLA's compiled HLO text, and the bounds the verifier holds programs to."""
 
 from __future__ import annotations
 
 import pytest
 
-from grader import footprint, probes
+from grader.framework import footprint, hlo
 
 # A module as XLA prints one compiled for 8 devices: an all-gather in the entry, a ring of
 # collective-permutes in a loop of 7 turns, a conditional whose branches receive 4 and 400
@@ -67,14 +67,14 @@ MODULE = "\n".join([
 
 
 def received(module: str) -> tuple[dict[str, int], set[str]]:
-    return footprint.traffic(probes.instructions(module))
+    return hlo.received(module)
 
 
 @pytest.mark.parametrize(("text", "size"), [
     ("f32[512]{0}", 2048), ("(f32[], bf16[4,2])", 4 + 16), ("pred[3]", 3), ("s8[]", 1),
     ("(s32[], f32[64]{0})", 260), ("f64[<=10]", 80), ("token[]", 0)])
 def test_the_bytes_of_an_hlo_type(text, size):
-    assert footprint.type_bytes(text) == size
+    assert hlo.type_bytes(text) == size
 
 
 def test_what_a_device_receives_counts_loops_branches_and_no_author_text():

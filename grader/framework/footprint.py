@@ -26,53 +26,20 @@ placed as the test placed them:
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-#: Bytes per element of HLO's element types (4-bit types take a byte here).
-_BYTES = {"pred": 1, "s4": 1, "u4": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2,
-          "bf16": 2, "s32": 4, "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8,
-          "c128": 16}
-_ARRAY = re.compile(r"\b(pred|[suf]\d+|bf16|c64|c128|f8\w*)\[([^\]]*)\]")
-_COMPUTATION = re.compile(r"^(?:ENTRY )?%([\w.\-]+) \(.*\) -> .*\{$")
-_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%([\w.\-]+) = (.*?) ([a-z][\w\-]*)\((.*?)\)(?:,|$)")
-_OPERAND = re.compile(r"%([\w.\-]+)")
-_CALLEE = re.compile(r"\b(body|condition|to_apply|calls|true_computation|false_computation)"
-                     r"=%([\w.\-]+)")
-_BRANCHES = re.compile(r"\bbranch_computations=\{([^}]*)\}")
-_TRIP_COUNT = re.compile(r'"known_trip_count":\{"n":"(\d+)"\}')
-#: Attributes whose text an author may choose (a name scope lands in ``op_name``): removed
-#: before the compiler's own ``backend_config`` is read for a loop's turns.
-_AUTHORED = re.compile(r'\b(?:metadata|frontend_attributes)=\{(?:"(?:[^"\\]|\\.)*"|[^{}"])*\}')
-#: The operations that move data between devices, by their HLO opcode: what JAX's collectives
-#: compile to, and the rest of what a program handed in as bytes could hold.
-KINDS = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
-         "collective-broadcast", "ragged-all-to-all", "recv")
-
-
-def type_bytes(text: str) -> int:
-    """The bytes of an HLO type: an array (``f32[512]{0}``) or a tuple of them."""
-    total = 0
-    for element, dims in _ARRAY.findall(text):
-        count = 1
-        for dim in dims.split(","):
-            dim = dim.strip().lstrip("<=")
-            count *= int(dim) if dim.isdigit() else 1
-        total += count * _BYTES.get(element, 1)
-    return total
+from grader.framework import hlo
 
 
 def footprint(program: Any) -> dict[str, Any]:
     """The bytes one device of ``program`` holds (``held``: arguments, outputs, temporaries)
     and receives through each kind of collective (``received``), with the kinds that run in a
     loop of uncounted turns (``uncounted``)."""
-    from grader.probes import instructions
-
     executable = program.executable
     held = {"arguments": _per_device(program.exported.in_avals, executable.input_shardings),
             "outputs": _per_device(program.exported.out_avals, executable.output_shardings),
             "temporaries": int(executable.memory_analysis().temp_size_in_bytes)}
-    received, uncounted = traffic(instructions(program.compiled))
+    received, uncounted = hlo.received(program.compiled)
     return {"held": held, "received": received, "uncounted": sorted(uncounted)}
 
 
@@ -86,73 +53,6 @@ def _per_device(avals: Any, shardings: Any) -> list[int]:
         shape = sharding.shard_shape(aval.shape)
         sizes.append(int(np.prod(shape, dtype=int)) * int(aval.dtype.itemsize))
     return sizes
-
-
-def traffic(lines: list[tuple[str, str]]) -> tuple[dict[str, int], set[str]]:
-    """Bytes received per collective kind by one device of a compiled HLO module, given as
-    :func:`grader.probes.instructions` gives its lines (each without its attributes, the only
-    part read for an operation, and whole), walked from its entry computation."""
-    computations: dict[str, list[tuple[str, str, list[str], str, str]]] = {}
-    types: dict[str, str] = {}
-    entry, current = None, None
-    for head, line in lines:
-        if (found := _COMPUTATION.match(line)) is not None:
-            current = found.group(1)
-            computations[current] = []
-            entry = current if line.startswith("ENTRY ") else entry
-            continue
-        if current is None or (found := _INSTRUCTION.match(head)) is None:
-            continue
-        name, kind, opcode, operands = found.groups()
-        types[name] = kind
-        computations[current].append((kind, opcode, _OPERAND.findall(operands),
-                                      head[len(found.group(0)):],
-                                      _AUTHORED.sub("", line[len(found.group(0)):])))
-    done: dict[str, tuple[dict[str, int], set[str]]] = {}
-
-    def walk(name: str, depth: int = 0) -> tuple[dict[str, int], set[str]]:
-        if depth > 64:
-            return {}, {"collectives nested over 64 computations deep"}
-        if name in done:
-            return done[name]
-        total: dict[str, int] = {}
-        uncounted: set[str] = set()
-        for kind, opcode, operands, attributes, config in computations.get(name, []):
-            base = opcode.removesuffix("-start")
-            if base in KINDS:
-                given = sum(type_bytes(types.get(o, "")) for o in operands)
-                made = type_bytes(kind) - (given if opcode.endswith("-start") else 0)
-                moved = {"all-gather": made - given, "reduce-scatter": given - made,
-                         "recv": made}
-                total[base] = total.get(base, 0) + max(moved.get(base, given), 0)
-            if opcode == "conditional":
-                branches = _BRANCHES.search(attributes)
-                names = (_OPERAND.findall(branches.group(1)) if branches else
-                         [c for k, c in _CALLEE.findall(attributes) if k.endswith("computation")])
-                worst: dict[str, int] = {}
-                for branch in names:
-                    inner, lost = walk(branch, depth + 1)
-                    uncounted |= lost
-                    worst = {k: max(worst.get(k, 0), inner.get(k, 0)) for k in {*worst, *inner}}
-                _add(total, worst, 1)
-                continue
-            trips = _TRIP_COUNT.search(config)
-            for role, callee in _CALLEE.findall(attributes):
-                inner, lost = walk(callee, depth + 1)
-                uncounted |= lost
-                if opcode == "while" and trips is None and inner:
-                    uncounted |= set(inner)
-                turns = int(trips.group(1)) if trips else 1
-                _add(total, inner, {"body": turns, "condition": turns + 1}.get(role, 1))
-        done[name] = (total, uncounted)
-        return done[name]
-
-    return walk(entry) if entry else ({}, set())
-
-
-def _add(total: dict[str, int], more: dict[str, int], times: int) -> None:
-    for kind, count in more.items():
-        total[kind] = total.get(kind, 0) + count * times
 
 
 #: How far a program may go past the reference's footprint. Each argument and each output:

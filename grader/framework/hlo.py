@@ -1,0 +1,810 @@
+"""The one reader of program text: compiled HLO and traced StableHLO.
+
+Everything the course learns from the text of a program is read here, for the probes, the
+public and hidden tests, the verifier's footprint and the lessons alike
+(:mod:`grader.lessons.hlo` is this module under the name the notebooks import).
+
+**Compiled HLO** (``jax.jit(f).lower(...).compile().as_text()``) is the program each device
+runs. :func:`parse` reads it into a :class:`Module` of computations of :class:`Instruction`
+records; :func:`collectives_in_hlo` gives its collectives with their operands, results,
+bytes and device groups, :func:`count_collectives` how many of each kind, :func:`received`
+the bytes one device receives per kind with the turns of the loops they run in.
+
+An instruction is printed ``%name = type opcode(operands), key=value, ...``; an asynchronous
+``-start``/``-done`` pair is one collective. Device groups are printed in several forms
+(``{{0,1},{2,3}}``, ``[2,4]<=[8]``, ``mesh['axis_0'=4,'axis_1'=2] {'axis_0'}``), all expanded
+to lists of device ids (:func:`parse_replica_groups`).
+
+**Author text is never read as structure.** A program's author chooses names that reach the
+text: name scopes and source locations (``metadata``), ``frontend_attributes``, mesh axis
+names, a custom call's strings. The reader splits a line only outside quoted strings and
+comments, and drops ``metadata`` and ``frontend_attributes`` before any attribute is read, so
+a name scope that reads ``all-reduce(`` or ``to_apply=%x`` is a name and nothing else.
+
+**StableHLO** (the traced module, :attr:`grader.framework.probes.Program.module`) is read by
+:func:`traced`: the collectives by the JAX primitive that traced to them and the mesh axes
+they act over, and the shard_maps with their manual axes.
+
+Bytes sent follow one stated model, :data:`RING_MODEL`: each collective runs as a ring over
+the ``n`` devices of its group (XLA may pick another algorithm; on one machine's CPU "sending"
+is a copy in memory). It is what a learner can compare between programs, not a measurement.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from grader import messages as msg
+
+#: Collective operations of compiled HLO, by the name :func:`count_collectives` reports.
+COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")
+#: Every operation that moves data between devices, by its HLO opcode: what JAX's collectives
+#: compile to, and the rest of what a program handed in as bytes could hold.
+MOVING = (*COLLECTIVES, "collective-broadcast", "ragged-all-to-all", "recv")
+
+#: Bytes per element of each HLO element type (4-bit types count as half a byte).
+ITEMSIZE = {
+    "pred": 1, "s2": 0.25, "u2": 0.25, "s4": 0.5, "u4": 0.5, "s8": 1, "u8": 1, "s16": 2,
+    "u16": 2, "s32": 4, "u32": 4, "s64": 8, "u64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8,
+    "c64": 8, "c128": 16, "f8e4m3fn": 1, "f8e5m2": 1, "f8e4m3": 1, "f8e4m3fnuz": 1,
+    "f8e5m2fnuz": 1, "f8e4m3b11fnuz": 1, "f8e3m4": 1, "f4e2m1fn": 0.5, "f8e8m0fnu": 1,
+}
+
+#: What each device sends in one collective of a group of ``n`` devices, if it runs as a ring:
+#: an all-reduce is a reduce-scatter then an all-gather of the n pieces of its operand; an
+#: all-gather passes n - 1 blocks on; a reduce-scatter and an all-to-all send all but the
+#: device's own n-th of the operand; a collective-permute sends the operand to its target.
+RING_MODEL = {
+    "all-reduce": ("2(n-1)/n × operand", lambda n: 2 * (n - 1) / n),
+    "all-gather": ("(n-1) × operand", lambda n: n - 1),
+    "reduce-scatter": ("(n-1)/n × operand", lambda n: (n - 1) / n),
+    "all-to-all": ("(n-1)/n × operand", lambda n: (n - 1) / n),
+    "collective-permute": ("the operand to its target", lambda n: 1),
+}
+
+# --- the text of a line: strings, comments and brackets ---------------------------------------
+#: What a line is split around: quoted strings (read whole), comments, brackets and commas.
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|\'[^\']*\'|/\*.*?\*/|[()\[\]{},]')
+_OPENS, _CLOSES = "([{", ")]}"
+#: Attributes whose text the program's author chooses, dropped before anything is read.
+AUTHORED = ("metadata", "frontend_attributes")
+#: Attributes left out of an instruction as the lessons show it.
+_NOT_SHOWN = (*AUTHORED, "backend_config")
+
+_DEFINITION = re.compile(r"\s*(ROOT\s+)?%([\w.\-]+)\s*=\s*")
+_COMPUTATION = re.compile(r"^(ENTRY\s+)?%([\w.\-]+)\s*\(.*\)\s*->\s*.*\{\s*$")
+_MODULE = re.compile(r"^HloModule\s+[\w.\-]+(.*)$")
+_OPCODE = re.compile(r"([a-z][\w\-]*)\(")
+_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\]")
+_NAME = re.compile(r"%([\w.\-]+)")
+_TRIP_COUNT = re.compile(r'"known_trip_count":\{"n":"(\d+)"\}')
+
+
+def _uncommented(line: str) -> str:
+    """The line without its ``/*index=5*/`` comments (a comment inside a string is text)."""
+    if "/*" not in line:
+        return line
+    return "".join(part for part in _pieces(line) if not part.startswith("/*"))
+
+
+def _pieces(text: str) -> list[str]:
+    """The text cut into tokens (:data:`_TOKEN`) and what lies between them."""
+    pieces, done = [], 0
+    for token in _TOKEN.finditer(text):
+        if token.start() > done:
+            pieces.append(text[done:token.start()])
+        pieces.append(token.group(0))
+        done = token.end()
+    return pieces + [text[done:]] if done < len(text) else pieces
+
+
+def _closing(text: str, start: int) -> int:
+    """Where the bracket opened at ``text[start]`` closes (``len(text)`` if it does not)."""
+    depth = 0
+    for token in _TOKEN.finditer(text, start):
+        char = token.group(0)
+        if char in _OPENS:
+            depth += 1
+        elif char in _CLOSES:
+            depth -= 1
+            if depth == 0:
+                return token.start()
+    return len(text)
+
+
+def _split_top(text: str) -> list[tuple[int, str]]:
+    """The parts of ``text`` between its top-level commas, with where each starts."""
+    parts, depth, start = [], 0, 0
+    for token in _TOKEN.finditer(text):
+        char = token.group(0)
+        if char in _OPENS:
+            depth += 1
+        elif char in _CLOSES:
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append((start, text[start:token.start()]))
+            start = token.end()
+    if text[start:].strip():
+        parts.append((start, text[start:]))
+    return parts
+
+
+def _attributes(text: str) -> tuple[dict[str, str], int]:
+    """An instruction's ``key=value`` attributes (author text dropped), and where the first
+    attribute not shown starts (``len(text)`` if none)."""
+    found: dict[str, str] = {}
+    hidden_from = len(text)
+    previous = None
+    for start, part in _split_top(text):
+        key, equals, value = part.strip().partition("=")
+        if not equals:
+            continue
+        if key in _NOT_SHOWN:
+            hidden_from = min(hidden_from, start - 1)
+        if key in AUTHORED:
+            continue
+        if key == "device_ids" and previous == "replica_groups":  # part of the mesh form
+            found[previous] += f", {part.strip()}"
+            continue
+        found[key] = value.strip()
+        previous = key
+    return found, hidden_from
+
+
+# --- compiled HLO: instructions and computations ------------------------------------------------
+@dataclass(frozen=True)
+class Instruction:
+    """One instruction of compiled HLO: its name, result type, opcode, operands as (type as
+    printed with it or "", name), attributes by key (without the author's text), whether it
+    is its computation's root, and the line as the lessons show it (without metadata and
+    backend configuration)."""
+
+    name: str
+    type: str
+    opcode: str
+    operands: tuple[tuple[str, str], ...]
+    attributes: dict[str, str] = field(hash=False)
+    root: bool
+    computation: str
+    shown: str
+
+
+@dataclass
+class Module:
+    """A compiled HLO module: its instructions in program order, by computation, with the
+    entry computation's name and the module's ``num_partitions`` (None if not printed)."""
+
+    instructions: list[Instruction]
+    computations: dict[str, list[Instruction]]
+    entry: str | None
+    partitions: int | None
+
+    @property
+    def types(self) -> dict[str, str]:
+        """Each instruction's result type by its name."""
+        return {i.name: i.type for i in self.instructions}
+
+    def operand_types(self, instruction: Instruction) -> list[str]:
+        """The type of each operand of ``instruction``."""
+        types = self.types
+        return [typed or types.get(name, "") for typed, name in instruction.operands]
+
+
+def parse(text: str) -> Module:
+    """Read compiled HLO text into a :class:`Module`; lines that are not instructions or
+    computation headers are skipped, and instructions outside any computation are kept
+    (under the computation ``""``)."""
+    instructions: list[Instruction] = []
+    computations: dict[str, list[Instruction]] = {}
+    entry, partitions, current = None, None, ""
+    for printed in text.splitlines():
+        if (header := _MODULE.match(printed)) is not None:
+            value = _attributes(header.group(1).lstrip(", "))[0].get("num_partitions", "")
+            partitions = int(value) if value.isdigit() else partitions
+            continue
+        if (header := _COMPUTATION.match(printed)) is not None:
+            current = header.group(2)
+            computations.setdefault(current, [])
+            entry = current if header.group(1) else entry
+            continue
+        if (instruction := _instruction(printed, current)) is not None:
+            instructions.append(instruction)
+            computations.setdefault(current, []).append(instruction)
+    return Module(instructions, computations, entry, partitions)
+
+
+def _instruction(line: str, computation: str) -> Instruction | None:
+    definition = _DEFINITION.match(line)
+    if definition is None:
+        return None
+    at = definition.end()
+    if line.startswith("(", at):  # a tuple type
+        end = _closing(line, at) + 1
+    else:
+        end = line.find(" ", at) if " " in line[at:] else len(line)
+    type_text = line[at:end]
+    opcode = _OPCODE.match(line, end + 1) or _OPCODE.match(line, end)
+    if opcode is None:
+        return None
+    closed = _closing(line, opcode.end() - 1)
+    operands = []
+    for _, part in _split_top(line[opcode.end():closed]):
+        names = _NAME.findall(part)
+        if names:
+            typed = _uncommented(part[: part.index("%" + names[-1])]).strip()
+            operands.append((typed, names[-1]))
+    attributes, hidden_from = _attributes(line[closed + 1:])
+    return Instruction(name=definition.group(2), type=type_text, opcode=opcode.group(1),
+                       operands=tuple(operands), attributes=attributes,
+                       root=bool(definition.group(1)), computation=computation,
+                       shown=line[: closed + 1 + hidden_from].strip())
+
+
+def arrays(type_text: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """(element type, shape) of each array in an HLO type such as ``(f32[2,8]{1,0}, s32[])``;
+    a dynamic dimension (``<=8``) counts at its bound."""
+    found = []
+    for dtype, dims in _ARRAY.findall(type_text):
+        if dtype in ITEMSIZE or dtype.startswith("f8"):
+            shape = tuple(int(d) if d.isdigit() else 1
+                          for d in (d.strip().lstrip("<=") for d in dims.split(",")) if d)
+            found.append((dtype, shape))
+    return tuple(found)
+
+
+def type_bytes(type_text: str) -> int:
+    """The bytes of an HLO type: an array (``f32[512]{0}``) or a tuple of them."""
+    return sum(math.ceil(math.prod(shape) * ITEMSIZE.get(dtype, 1))
+               for dtype, shape in arrays(type_text))
+
+
+# --- collectives ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Collective:
+    """One collective of a compiled program, as each device runs it.
+
+    ``operands`` and ``result`` are (dtype, shape) pairs per device; ``bytes`` is the size of
+    the operands on one device, ``sent`` the bytes one device sends under :data:`RING_MODEL`
+    (the most any device sends, for a collective-permute; None when the group is not known);
+    ``groups`` lists the groups of device ids that communicate (None when XLA printed them in
+    a form this module does not know: see ``groups_text``), ``pairs`` the (source, target)
+    pairs of a collective-permute. ``reduction`` is how an all-reduce or a reduce-scatter
+    combines values (the root opcode of the computation it applies: ``"add"``, ``"maximum"``,
+    ...; None for the other collectives); ``line`` is its instruction as XLA printed it (its
+    ``-start`` half, for an async pair), without the metadata that follows.
+    """
+
+    op: str
+    name: str
+    operands: tuple[tuple[str, tuple[int, ...]], ...]
+    result: tuple[tuple[str, tuple[int, ...]], ...]
+    bytes: int
+    groups: tuple[tuple[int, ...], ...] | None
+    groups_text: str
+    pairs: tuple[tuple[int, int], ...] = ()
+    asynchronous: bool = False
+    sent: float | None = None
+    reduction: str | None = None
+    line: str = ""
+
+
+def collectives_in_hlo(text: str, n_devices: int | None = None) -> list[Collective]:
+    """Every collective instruction of an HLO module's text, in program order; an async
+    ``-start``/``-done`` pair counts once (at its start).
+
+    ``n_devices`` is the size of the group ``{}`` (all the program's devices); by default the
+    ``num_partitions`` of the module's header, if it has one.
+    """
+    module = parse(text)
+    n_devices = module.partitions if n_devices is None else n_devices
+    roots = {}
+    done_of: dict[str, str] = {}  # an async start's name -> the type of its -done
+    for instruction in module.instructions:
+        if instruction.root:
+            roots.setdefault(instruction.computation, instruction.opcode)
+        if instruction.opcode.endswith("-done"):
+            for _, operand in instruction.operands:
+                done_of[operand] = instruction.type
+    found = []
+    for instruction in module.instructions:
+        base = instruction.opcode.removesuffix("-start")
+        if base not in COLLECTIVES:
+            continue
+        shapes = tuple(parsed for typed in module.operand_types(instruction)
+                       for parsed in arrays(typed))
+        asynchronous = instruction.opcode.endswith("-start")
+        result = arrays(done_of.get(instruction.name, instruction.type) if asynchronous
+                        else instruction.type)
+        groups_text, groups, pairs = _groups(base, instruction.attributes)
+        size = int(sum(math.prod(shape) * ITEMSIZE.get(dtype, 1) for dtype, shape in shapes))
+        applied = instruction.attributes.get("to_apply", "").lstrip("%")
+        found.append(Collective(
+            op=base, name=instruction.name, operands=shapes, result=result, bytes=size,
+            groups=groups, groups_text=groups_text, pairs=pairs, asynchronous=asynchronous,
+            sent=bytes_sent(base, size, groups, pairs, n_devices),
+            reduction=roots.get(applied) if applied else None, line=instruction.shown,
+        ))
+    return found
+
+
+def count_collectives(text: str) -> dict[str, int]:
+    """How many of each of :data:`COLLECTIVES` compiled HLO text runs (an async pair once)."""
+    counts = dict.fromkeys(COLLECTIVES, 0)
+    for instruction in parse(text).instructions:
+        base = instruction.opcode.removesuffix("-start")
+        if base in counts:
+            counts[base] += 1
+    return counts
+
+
+def bytes_sent(op: str, operand_bytes: int, groups: tuple[tuple[int, ...], ...] | None,
+               pairs: tuple[tuple[int, int], ...] = (), n_devices: int | None = None
+               ) -> float | None:
+    """The bytes one device sends in a collective under :data:`RING_MODEL` (a device of the
+    largest group; for a collective-permute, the most any device sends); None if unknown.
+
+    ``groups`` are the device groups as :func:`parse_replica_groups` gives them (``()``: one
+    group of all ``n_devices``).
+    """
+    if op == "collective-permute":
+        targets: dict[int, int] = {}
+        for source, target in pairs:
+            if source != target:
+                targets[source] = targets.get(source, 0) + 1
+        return float(operand_bytes * max(targets.values(), default=0))
+    if groups is None or (groups == () and n_devices is None):
+        return None
+    n = max((len(g) for g in groups), default=n_devices)
+    return operand_bytes * RING_MODEL[op][1](n) if n > 1 else 0.0
+
+
+# --- what one device receives, loops counted --------------------------------------------------
+_CALLEES = ("body", "condition", "to_apply", "calls", "true_computation", "false_computation")
+
+
+def received(text: str) -> tuple[dict[str, int], set[str]]:
+    """Bytes one device receives per kind of :data:`MOVING` operation in a compiled HLO
+    module, walked from its entry computation: each collective as many times as it runs (once
+    per turn of a loop, XLA's ``known_trip_count``; the costliest branch of a conditional),
+    and the kinds that run in a loop of uncounted turns.
+
+    An all-gather receives what it adds to its operand, a reduce-scatter what it takes away,
+    a receive what it results in; the others their operand's size."""
+    module = parse(text)
+    types = module.types
+    done: dict[str, tuple[dict[str, int], set[str]]] = {}
+
+    def walk(name: str, depth: int = 0) -> tuple[dict[str, int], set[str]]:
+        if depth > 64:
+            return {}, {"collectives nested over 64 computations deep"}
+        if name in done:
+            return done[name]
+        total: dict[str, int] = {}
+        uncounted: set[str] = set()
+        for instruction in module.computations.get(name, []):
+            opcode, attributes = instruction.opcode, instruction.attributes
+            base = opcode.removesuffix("-start")
+            if base in MOVING:
+                given = sum(type_bytes(types.get(o, "")) for _, o in instruction.operands)
+                made = type_bytes(instruction.type) - (given if opcode.endswith("-start") else 0)
+                moved = {"all-gather": made - given, "reduce-scatter": given - made,
+                         "recv": made}
+                total[base] = total.get(base, 0) + max(moved.get(base, given), 0)
+            if opcode == "conditional":
+                names = (_NAME.findall(attributes.get("branch_computations", "")) or
+                         [attributes[k].lstrip("%") for k in _CALLEES[-2:] if k in attributes])
+                worst: dict[str, int] = {}
+                for branch in names:
+                    inner, lost = walk(branch, depth + 1)
+                    uncounted |= lost
+                    worst = {k: max(worst.get(k, 0), inner.get(k, 0)) for k in {*worst, *inner}}
+                _add(total, worst, 1)
+                continue
+            trips = _TRIP_COUNT.search(attributes.get("backend_config", ""))
+            for role in _CALLEES:
+                if role not in attributes:
+                    continue
+                inner, lost = walk(attributes[role].lstrip("%"), depth + 1)
+                uncounted |= lost
+                if opcode == "while" and trips is None and inner:
+                    uncounted |= set(inner)
+                turns = int(trips.group(1)) if trips else 1
+                _add(total, inner, {"body": turns, "condition": turns + 1}.get(role, 1))
+        done[name] = (total, uncounted)
+        return done[name]
+
+    return walk(module.entry) if module.entry else ({}, set())
+
+
+def _add(total: dict[str, int], more: dict[str, int], times: int) -> None:
+    for kind, count in more.items():
+        total[kind] = total.get(kind, 0) + count * times
+
+
+# --- device groups in every printed form ---------------------------------------------------------
+def _groups(op: str, attributes: dict[str, str]):
+    if op == "collective-permute":
+        text = attributes.get("source_target_pairs", "")
+        pairs = tuple((int(a), int(b)) for a, b in re.findall(r"\{(\d+),(\d+)\}", text))
+        return text, None, pairs
+    text = attributes.get("replica_groups")
+    if text is None:
+        return "", None, ()
+    return text, parse_replica_groups(text), ()
+
+
+def parse_replica_groups(text: str) -> tuple[tuple[int, ...], ...] | None:
+    """Expand XLA's printed device groups into tuples of device ids (None if unknown).
+
+    Handles the explicit list ``{{0,1},{2,3}}``, the iota form ``[2,4]<=[4,2]T(1,0)`` and the
+    mesh form ``mesh['a'=4,'b'=2] {'a'}`` (with ``device_ids=(...)`` and sub-axes such as
+    ``'b':(2)2``). ``{}`` means one group of all devices, which only the caller can expand:
+    it is returned as an empty tuple.
+    """
+    text = text.strip()
+    if text.startswith("{"):
+        return tuple(tuple(int(d) for d in g.split(",") if d)
+                     for g in re.findall(r"\{([\d,]*)\}", text[1:-1]))
+    iota = re.fullmatch(r"\[([\d,]+)\]<=\[([\d,]+)\](?:T\(([\d,]+)\))?", text)
+    if iota:
+        shape = _ints(iota.group(1))
+        ids = _iota(_ints(iota.group(2)), iota.group(3))
+        return tuple(tuple(int(d) for d in row) for row in ids.reshape(shape))
+    mesh = re.fullmatch(
+        r"mesh\[([^\]]*)\](?:,\s*device_ids=\((.*)\))?\s*\{(.*)\}", text, flags=re.S
+    )
+    if mesh:
+        return _mesh_groups(mesh.group(1), mesh.group(2), mesh.group(3))
+    return None
+
+
+def _ints(text: str) -> list[int]:
+    return [int(d) for d in text.split(",") if d]
+
+
+def _iota(reshape: list[int], transpose: str | None) -> np.ndarray:
+    ids = np.arange(math.prod(reshape)).reshape(reshape)
+    if transpose:
+        ids = ids.transpose(_ints(transpose))
+    return ids.ravel()
+
+
+def _mesh_groups(axes_text: str, ids_text: str | None, grouped_text: str):
+    axes = re.findall(r"'([^']*)'=(\d+)", axes_text)
+    names, sizes = [a for a, _ in axes], [int(s) for _, s in axes]
+    total = math.prod(sizes)
+    if ids_text is None:
+        ids = np.arange(total)
+    else:
+        iota = re.fullmatch(r"\[([\d,]+)\](?:T\(([\d,]+)\))?", ids_text.strip())
+        if iota and iota.group(2):
+            ids = _iota(_ints(iota.group(1)), iota.group(2))
+        elif iota and len(_ints(iota.group(1))) == total:
+            ids = np.array(_ints(iota.group(1)))
+        else:
+            return None
+    # Each referenced axis (or sub-axis `'a':(pre)size`) becomes its own dimension.
+    refs = re.findall(r"'([^']*)'(?::\((\d+)\)(\d+))?", grouped_text)
+    pieces: dict[int, list[tuple[int, int]]] = {}
+    for name, pre, size in refs:
+        if name not in names:
+            return None
+        if pre:
+            pieces.setdefault(names.index(name), []).append((int(pre), int(size)))
+    dims, grouped_at, offset = [], {}, 0
+    for axis, size in enumerate(sizes):
+        cuts = sorted(pieces.get(axis, []))
+        if not cuts:
+            dims.append(size)
+            grouped_at[(axis, None)] = offset
+            offset += 1
+            continue
+        done = 1
+        for pre, part in cuts:
+            if pre != done:
+                dims.append(pre // done)
+                offset += 1
+                done = pre
+            dims.append(part)
+            grouped_at[(axis, (pre, part))] = offset
+            offset += 1
+            done *= part
+        if done != size:
+            dims.append(size // done)
+            offset += 1
+    grouped = [
+        grouped_at[(names.index(name), (int(pre), int(size)) if pre else None)]
+        for name, pre, size in refs
+    ]
+    rest = [d for d in range(len(dims)) if d not in grouped]
+    arranged = ids.reshape(dims).transpose(rest + grouped)
+    group_size = math.prod(dims[d] for d in grouped)
+    return tuple(tuple(int(d) for d in row) for row in arranged.reshape(-1, group_size))
+
+
+# --- a function's compiled program, for the lessons and the tests in the kernel ---------------
+def compiled_text(f: Callable, *args: Any) -> str:
+    """The HLO text XLA compiles ``jax.jit(f)`` to for ``args``: the program each device runs."""
+    import jax
+
+    return jax.jit(f).lower(*args).compile().as_text()
+
+
+def collectives(f: Callable, *args: Any) -> list[Collective]:
+    """Every collective of the program XLA compiles ``jax.jit(f)`` to for ``args``, in order."""
+    return collectives_in_hlo(compiled_text(f, *args))
+
+
+def collective_names(f: Callable, *args: Any) -> list[str]:
+    """The sorted names of the kinds of collective in that program (``[]``: no communication)."""
+    return sorted({c.op for c in collectives(f, *args)})
+
+
+# --- StableHLO: what the traced program does ---------------------------------------------------
+# Each operation of the printed module starts a line (`%r = "dialect.op"(...)` in generic form,
+# `%r = dialect.op ...` in pretty form); text the author chose (names, locations) sits in
+# string literals, which are blanked before anything is matched.
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_OPERATION = re.compile(r"^\s*(?:%[^=]*=\s*)?(?:\"(?P<quoted>[\w.]+)\"|(?P<plain>[a-z_]+\.[\w.]+))")
+_MESH = re.compile(r'^\s*sdy\.mesh @(\S+) = <\[(.*?)\](?:, device_ids=\[([\d, ]*)\])?>')
+_MESH_AXIS = re.compile(r'"([^"]*)"=(\d+)')
+_MANUAL = re.compile(r'manual_computation.*?in_shardings=\[<@(\S+?),.*manual_axes=\{([^}]*)\}')
+_TRACED_GROUPS = re.compile(
+    r"(replica_groups|source_target_pairs) = dense<(.*?)> : tensor<(\d+)x(\d+)x")
+#: Replica groups named by mesh axes (JAX 0.11's default lowering of shard_map collectives,
+#: `jax_use_rgv3`), the mesh cited by symbol or inlined.
+_MESH_AXES_GROUPS = re.compile(r"replica_groups = #stablehlo\.replica_group_mesh_axes<mesh = "
+                               r"(?:@(?P<symbol>[\w.\-]+)|#sdy\.mesh<\[(?P<inline>.*?)\]>), "
+                               r"axes = \[(?P<axes>.*?)\]>")
+_AXIS_REF = re.compile(r'#stablehlo\.axis_ref<name = "([^"]*)"')
+_REDUCTION = re.compile(r"\bstablehlo\.(add|maximum|minimum|multiply|and|or|xor)\b")
+#: StableHLO collectives by the name of the JAX primitive that traces to them.
+_PRIMITIVES = {
+    "stablehlo.all_gather": "all_gather",
+    "stablehlo.reduce_scatter": "reduce_scatter",
+    "stablehlo.all_to_all": "all_to_all",
+    "stablehlo.collective_permute": "ppermute",
+    "stablehlo.partition_id": "axis_index",
+}
+#: An all-reduce by how it combines values.
+_ALL_REDUCES = {"add": "psum", "maximum": "pmax", "minimum": "pmin"}
+
+
+def traced(text: str) -> dict[str, list[dict[str, Any]]]:
+    """The collectives a StableHLO module performs and the shard_maps it runs.
+
+    Returns ``{"collectives": [{"primitive", "axes"}], "shard_maps": [{"mesh": {axis:
+    size}, "manual_axes": [...]}]}``. Collectives are named by the JAX primitive that traces
+    to them (an all-reduce by how it combines: ``psum``, ``pmax``, ``pmin``); ``axis_index``
+    (a read of the device's position) acts over the manual axes of the shard_map around it.
+    A program on one device keeps no mesh (JAX drops it, with the shard_map): its collectives
+    are there, over no named axis, and it has no shard_map.
+    """
+    named = text.splitlines()  # operation, mesh and axis names as printed
+    lines = [_STRING.sub('""', line) for line in named]  # everything else, strings blanked
+    found_meshes = meshes(named)
+    collectives: list[dict[str, Any]] = []
+    shard_maps: list[dict[str, Any]] = []
+    manual: list[tuple[int, list[str]]] = []  # (depth its region opened at, its manual axes)
+    depth = 0
+    for index, line in enumerate(lines):
+        match = _OPERATION.match(named[index])
+        name = match.group("quoted") or match.group("plain") if match else None
+        if name == "sdy.manual_computation":
+            found = _MANUAL.search(named[index])
+            if found and found.group(1) in found_meshes:
+                axes = re.findall(r'"([^"]*)"', found.group(2))
+                shard_maps.append({"mesh": dict(found_meshes[found.group(1)][0]),
+                                   "manual_axes": axes})
+                manual.append((depth, axes))
+        elif name == "stablehlo.all_reduce":  # its combining region follows, to `})`
+            region = " ".join(lines[index + 1: index + 6]).split("})", 1)[0]
+            kind = _REDUCTION.search(region)
+            primitive = _ALL_REDUCES.get(kind.group(1) if kind else "", "all_reduce")
+            collectives.append({"primitive": primitive,
+                                "axes": _named_axes(line, found_meshes, named[index])})
+        elif name == "stablehlo.partition_id":
+            axes = manual[-1][1] if manual else sorted({a for m in shard_maps
+                                                        for a in m["manual_axes"]})
+            collectives.append({"primitive": "axis_index", "axes": list(axes)})
+        elif name in _PRIMITIVES:
+            collectives.append({"primitive": _PRIMITIVES[name],
+                                "axes": _named_axes(line, found_meshes, named[index])})
+        depth += line.count("{") - line.count("}")
+        while manual and depth <= manual[-1][0]:
+            manual.pop()
+    return {"collectives": collectives, "shard_maps": shard_maps}
+
+
+def meshes(lines: list[str]) -> dict[str, tuple[dict[str, int], list[int] | None]]:
+    """The module's meshes: ``{name: ({axis: size}, device ids or None for 0, 1, ...)}``."""
+    found = {}
+    for line in lines:
+        match = _MESH.match(line)
+        if match:
+            axes = {name: int(size) for name, size in _MESH_AXIS.findall(match.group(2))}
+            ids = [int(i) for i in match.group(3).split(",")] if match.group(3) else None
+            found[match.group(1)] = (axes, ids)
+    return found
+
+
+def _traced_groups(line: str) -> list[list[int]] | None:
+    """The replica groups (or source-target pairs) of a collective, as lists of device ids."""
+    match = _TRACED_GROUPS.search(line)
+    if not match:
+        return None
+    body, rows, columns = match.group(2), int(match.group(3)), int(match.group(4))
+    if body.startswith("["):
+        return json.loads(body)
+    return np.full((rows, columns), int(body or 0)).tolist()  # a splat: one value everywhere
+
+
+def _axes_of(groups: list[list[int]], pairs: bool,
+             mesh: tuple[dict[str, int], list[int] | None]) -> list[str] | None:
+    """The mesh axes a collective acts over, or None when its groups fit no set of axes:
+    for groups, the smallest set of axes whose device groups they are; for pairs, the axes
+    along which a pair's devices differ. An axis of size 1 leaves no trace in the groups
+    (over it or not, they are the same), so it is never named."""
+    sizes, ids = mesh
+    names = list(sizes)
+    count = int(np.prod(list(sizes.values()), dtype=int))
+    order = ids if ids is not None else list(range(count))
+    where = {device: np.unravel_index(i, tuple(sizes.values())) for i, device in enumerate(order)}
+    if any(device not in where for group in groups for device in group):
+        return None
+    if pairs:
+        return [name for k, name in enumerate(names)
+                if any(where[a][k] != where[b][k] for a, b in groups)]
+    given = {frozenset(group) for group in groups}
+    seen = [k for k, name in enumerate(names) if sizes[name] > 1]
+    for size in range(len(seen) + 1):
+        for axes in itertools.combinations(seen, size):
+            rest = [k for k in range(len(names)) if k not in axes]
+            made: dict[tuple, set[int]] = {}
+            for device, position in where.items():
+                made.setdefault(tuple(position[k] for k in rest), set()).add(device)
+            if {frozenset(group) for group in made.values()} == given:
+                return [names[k] for k in axes]
+    return None
+
+
+def _named_axes(line: str, meshes: dict, named: str = "") -> list[str]:
+    """The axes of the first mesh a collective's groups fit (none when no mesh fits).
+
+    ``line`` has its strings blanked; ``named`` is the same line as printed, read only for
+    the axis names of groups given by mesh axes once the blanked line shows that form."""
+    if blanked := _MESH_AXES_GROUPS.search(line):
+        found = _MESH_AXES_GROUPS.match(_as_printed(named, blanked.start(), blanked.end()))
+        if found is None:
+            return []
+        if found.group("symbol"):
+            sizes = meshes.get(found.group("symbol"), ({}, None))[0]
+        else:
+            sizes = {name: int(size) for name, size in _MESH_AXIS.findall(found.group("inline"))}
+        wanted = set(_AXIS_REF.findall(found.group("axes")))
+        return [name for name, size in sizes.items() if name in wanted and size > 1]
+    groups = _traced_groups(line)
+    if groups is None:
+        return []
+    for mesh in meshes.values():
+        axes = _axes_of(groups, "source_target_pairs" in line, mesh)
+        if axes is not None:
+            return axes
+    return []
+
+
+def _as_printed(named: str, start: int, end: int) -> str:
+    """The text of the printed line ``named`` that its strings-blanked form holds from
+    ``start`` to ``end`` (a string there is read whole, one outside is never read)."""
+    where = []  # for each character of the blanked line, where it came from in ``named``
+    done = 0
+    for string in _STRING.finditer(named):
+        where += range(done, string.start())
+        where += [string.start(), string.end() - 1]  # its quotes
+        done = string.end()
+    where += range(done, len(named) + 1)
+    return named[where[start]: where[end - 1] + 1] if end > start else ""
+
+
+# --- StableHLO: the collectives a program handed in could move data by -----------------------
+#: A collective of a StableHLO module in generic form (as :attr:`Program.module` prints it),
+#: at the start of its line: its indent, result, result count, kind and operands.
+_COLLECTIVE = re.compile(r'^(\s*)%([\w$.-]+)(?::(\d+))? = "stablehlo\.(all_reduce|all_gather|'
+                         r'reduce_scatter|all_to_all|collective_permute)"\(([^()]*)\)')
+_SIGNATURE = re.compile(r": \(([^()]*)\) -> (\([^()]*\)|tensor<[^<>]*>)")
+_FUNCTION = re.compile(r"^\s*func\.func ")
+_CUSTOM_CALL = re.compile(r"^\s*(?:%[^=]*=\s*)?stablehlo\.custom_call @([\w.]+)\(")
+
+
+def moving_kinds(module: str) -> set[str]:
+    """The kinds of collective of a StableHLO module that can move data."""
+    return {m.group(4) for line in module.splitlines()
+            if (m := _COLLECTIVE.match(line)) and moves(line)}
+
+
+def moves(line: str) -> bool:
+    """Whether a collective can move data at all: one whose every group is one device (on a
+    one-device program, or over axes of size 1) moves nothing by its nature."""
+    groups = _traced_groups(_STRING.sub('""', line))  # what an author named is not read
+    if groups is None:
+        return True  # groups in a form not read here: it is taken to move data
+    if "source_target_pairs" in line:
+        return any(a != b for a, b in groups)
+    return any(len(group) > 1 for group in groups)
+
+
+def without(module: str, kind: str) -> str:
+    """``module`` with every collective of ``kind`` that can move data moving nothing: each
+    result of the type of its operand is replaced by the operand (each device keeps its own
+    data); any other is moved by a constant (0.5, or 1 for integers, or flipped for
+    booleans)."""
+    lines = module.splitlines()
+    starts = [i for i, line in enumerate(lines) if _FUNCTION.match(line)] + [len(lines)]
+    uses: list[tuple[int, str, str]] = []  # (line after the collective, a result, instead)
+    for index, line in enumerate(lines):
+        found = _COLLECTIVE.match(line)
+        if not found or found.group(4) != kind or not moves(line):
+            continue
+        indent, result, count = found.group(1), found.group(2), found.group(3)
+        operands = [o.strip() for o in found.group(5).split(",")]
+        end, depth = index, 0
+        while True:  # to the end of its region, if it has one (strings do not count)
+            bare = _STRING.sub('""', lines[end])
+            depth += bare.count("{") - bare.count("}")
+            if depth <= 0 or end + 1 == len(lines):
+                break
+            end += 1
+        signature = _SIGNATURE.search(bare)
+        if signature is None:
+            raise ValueError(msg.VERIFIER_UNREADABLE.format(kind=kind))
+        given = [t.strip() for t in signature.group(1).split(", ")]
+        made = [t.strip() for t in signature.group(2).strip("()").split(", ")]
+        moved = f"moved_nothing_{index}"
+        lines[index] = line.replace(f"%{result}", f"%{moved}", 1)
+        added = []
+        for k, made_type in enumerate(made):
+            name = f"%{result}#{k}" if count else f"%{result}"
+            ours = f"%{moved}#{k}" if count else f"%{moved}"
+            if k < len(given) and given[k] == made_type and len(given) == len(made):
+                uses.append((end + 1, name, operands[k]))
+                continue
+            element = made_type.removeprefix("tensor<").removesuffix(">").split("x")[-1]
+            value = ("true" if element == "i1" else "0.5" if element.startswith(("f", "bf"))
+                     else "1")
+            op = "xor" if element == "i1" else "add"
+            added += [f"{indent}%{moved}_by_{k} = stablehlo.constant dense<{value}> : "
+                      f"{made_type}",
+                      f"{indent}%{moved}_{k} = stablehlo.{op} {ours}, %{moved}_by_{k} : "
+                      f"{made_type}"]
+            uses.append((end + 1, name, f"%{moved}_{k}"))
+        lines[end] = "\n".join([lines[end], *added])
+    resolved: dict[tuple[int, str], str] = {}  # (its function, a result) -> what replaced it
+    for after, name, instead in uses:  # in its function, after it
+        stop = next(start for start in starts if start >= after)
+        instead = resolved.get((stop, instead), instead)  # an operand replaced earlier
+        resolved[(stop, name)] = instead
+        use = re.compile(rf"(?<![\w$.-]){re.escape(name)}(?![\w$.#-])")
+        lines[after:stop] = [use.sub(instead, line) for line in lines[after:stop]]
+    return "\n".join(lines)
+
+
+def custom_calls(text: str) -> list[str | None]:
+    """The target of each custom call of a StableHLO module, None for one not in its usual
+    printed form (``stablehlo.custom_call @target(``). Each operation starts a line; what
+    follows the target, such as a location an author named, is never read."""
+    found = []
+    for line in text.splitlines():
+        match = _OPERATION.match(line)
+        name = (match.group("quoted") or match.group("plain")) if match else ""
+        if name.endswith("custom_call"):
+            call = _CUSTOM_CALL.match(line)
+            found.append(call.group(1) if call else None)
+    return found
