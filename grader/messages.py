@@ -142,9 +142,18 @@ MSG_REPLIES_TOO_MANY_BYTES = ("the replies of its tests on {devices} device(s) a
 MSG_REPLIES_TOO_LARGE = ("the replies of its tests on {devices} device(s) are larger than any "
                          "test needs (over {items:,} values in all)")
 #: grader/workers/replay.py, which replays a submission's cells for lesson 6's processes.
+MSG_CLUSTER_TOO_FEW = "processes and devices_per_process must be at least 1"
+MSG_CLUSTER_RAISED = "process {index} of {count} raised {type}: {message}"
+MSG_CLUSTER_ENDED = "process {index} of {count} ended without a result ({how})"
+MSG_CLUSTER_TIMEOUT = (
+    "{which} of {count} did not finish within {seconds:g} s, so all {count} processes were "
+    "stopped"
+)
+MSG_CLUSTER_OUTPUT = "the last lines process {index} wrote:\n{output}"
+MSG_CLUSTER_MALFORMED = "malformed result: {error}"
 MSG_CLUSTER_NOTHING_RECORDED = (
-    "no cells that define `{name}` were recorded: grader.lessons.cluster.replay runs only inside a "
-    "grader worker, after the submission's cells ran"
+    "no cells that define `{name}` were recorded: grader.workers.replay runs only inside a grader "
+    "worker, after the submission's cells ran"
 )
 MSG_CLUSTER_GRADER_ONLY = "replay runs the function under test of a grader's test only"
 MSG_CLUSTER_PROBE = "a probe run in launched processes must come from a public test module: {probe}"

@@ -1,7 +1,7 @@
 """Processes the grader starts: how long they may live, how they are killed, how they ended.
 
 Shared by the grader's workers and verifiers (:mod:`grader.workers.process`) and by the
-processes of lesson 6's launcher (:mod:`grader.lessons.cluster`), which each run in a process
+processes of lesson 6's launcher (:mod:`grader.launcher`), which each run in a process
 group of their own.
 
 Every such process calls :func:`die_with_parent` first, so that it ends however the grader

@@ -14,8 +14,8 @@ from functools import cache
 import pytest
 
 from grader import hints
+from grader import messages as msg
 from grader.hints import collectives, common, jit_sharding
-from grader.lessons import texts
 
 #: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
 SAMPLES = {
@@ -85,7 +85,7 @@ SAMPLES = {
     "HINT_TRACED_VALUE": (
         "Abstract tracer value encountered where concrete value is expected: traced array "
         "with shape int32[]"),
-    "HINT_PROCESSES_DIVERGED": texts.MSG_CLUSTER_TIMEOUT.format(
+    "HINT_PROCESSES_DIVERGED": msg.MSG_CLUSTER_TIMEOUT.format(
         which="process 1", count=2, seconds=60),
     "HINT_CARRY_VARYING": (
         "scan body function carry input and carry output must have equal types, but they "

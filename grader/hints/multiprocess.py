@@ -1,6 +1,6 @@
 """Hints of lesson 6 (multiprocess): grader/public/multiprocess.py and
-grader/hidden/multiprocess.py. The texts of grader.lessons.cluster, which runs the
-processes, are in grader.lessons.texts."""
+grader/hidden/multiprocess.py. The texts of the launcher that runs the processes are in
+grader.messages (grader.launcher) and grader.lessons.texts (grader.lessons.cluster)."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ HINT_DEVICE_PUT_PER_PROCESS = (
 )
 
 #: The errors that are this lesson's, (pattern of the exception's text, hint); the last is
-#: grader.lessons.cluster's own MSG_CLUSTER_TIMEOUT.
+#: the launcher's own MSG_CLUSTER_TIMEOUT (grader.messages).
 ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"spans non-addressable"), HINT_FETCH_NON_ADDRESSABLE),
     (re.compile(r"passed to device_put is not the same on each process"),

@@ -76,14 +76,6 @@ EXPLORER_SPEC_RANGE = "the explorer shows specs of up to {max} entries, got {spe
 EXPLORER_UNKNOWN_KIND = "unknown collective {kind!r}; the explorer knows {kinds}"
 
 # --- processes of lesson 6 (grader/lessons/cluster.py) ------------------------------------
-MSG_CLUSTER_TOO_FEW = "processes and devices_per_process must be at least 1"
-MSG_CLUSTER_RAISED = "process {index} of {count} raised {type}: {message}"
-MSG_CLUSTER_ENDED = "process {index} of {count} ended without a result ({how})"
-MSG_CLUSTER_TIMEOUT = (
-    "{which} of {count} did not finish within {seconds:g} s, so all {count} processes were "
-    "stopped"
-)
-MSG_CLUSTER_OUTPUT = "the last lines process {index} wrote:\n{output}"
 MSG_CLUSTER_NOT_A_FUNCTION = (
     "grader.lessons.cluster sends a function's source to each process: pass a function defined "
     "with def, not a {kind}"
@@ -96,4 +88,3 @@ MSG_CLUSTER_UNSENDABLE = (
     "{program} uses `{name}` from this notebook, a {kind} that cannot be sent to other "
     "processes: pass it as an argument, or create it inside the function"
 )
-MSG_CLUSTER_MALFORMED = "malformed result: {error}"

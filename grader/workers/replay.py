@@ -4,26 +4,23 @@
 A worker records what it ran in :data:`grader.workers.record.RECORD` (the cells of each file
 in order, its namespaces). A hidden test, in the tester, calls :func:`replay` with the student's
 function and a probe of a public test module; the worker is asked to run it (:func:`run`): the
-processes are launched by :func:`grader.lessons.cluster.launch` (the lesson's launcher), and
-each one runs :func:`replayed`: it joins the others, replays the cells of the file that
-defines the exercise, behind the worker's seal, and returns the probe's value. Nothing hidden
+processes are launched by :func:`grader.launcher.launch` (the lesson's launcher too), and
+each one runs :func:`grader.workers.launched.replayed`: it joins the others, replays the
+cells of the file that defines the exercise, behind the worker's seal, and returns the
+probe's value. Nothing hidden
 is sent: the probe is public, and what it returned comes back to the test as data.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
 from collections.abc import Callable
 from typing import Any
 
 from grader import messages as msg
-from grader.devices import WORKER_ENV
-from grader.lessons.cluster import (
+from grader.launcher import (
     DEFAULT_DEVICES_PER_PROCESS,
     DEFAULT_PROCESSES,
     ClusterError,
-    join,
     launch,
 )
 from grader.remote import Remote
@@ -34,6 +31,9 @@ from grader.workers.record import RECORD
 REPLAY_TIMEOUT = 25.0
 #: Where the probes run in launched processes come from: public test modules only.
 PROBES = "grader.public."
+#: What each launched process runs (:func:`grader.workers.launched.replayed`), named as the
+#: job, which is plain data, names it.
+ENTRY = "grader.workers.launched:replayed"
 
 
 def replay(
@@ -61,41 +61,10 @@ def run(exercise: str, probe: str, processes: int, devices_per_process: int,
     if file is None:
         raise ClusterError(msg.MSG_CLUSTER_NOTHING_RECORDED.format(name=exercise))
     job = {
-        "entry": f"{__name__}:{replayed.__name__}",
+        "entry": ENTRY,
         "exercise": exercise,
         "probe": probe,
         "file": file,
         "cells": RECORD.cells.get(file, []),
     }
     return launch(job, processes, devices_per_process, timeout)
-
-
-def replayed(job: dict) -> Any:
-    """In a launched process: replay a file's cells as the grader's worker ran them, then run
-    the probe on the exercise's function."""
-    join()
-    os.environ[WORKER_ENV] = "1"  # the cells' device set-up, check() and run() stand down
-    from grader.framework import cases
-    from grader.workers import seal as sealing
-    from grader.workers.worker import Worker
-
-    module, name = job["probe"].split(":")
-    probe = getattr(importlib.import_module(module), name)
-    with open(os.devnull, "w") as nowhere:
-        worker = Worker(nowhere)  # sealed here, before the cells ran; kept in locals, as the
-        state, restore = worker.seal().state, sealing.restore  # worker does (Worker.serve)
-        code, defaults = restore.__code__, restore.__defaults__
-        for label, source in job["cells"]:
-            worker.cell(job["file"], label, source)  # a cell that raises is skipped
-        found = worker.find(job["exercise"])
-    restore.__code__, restore.__defaults__ = code, defaults
-    restore(state)
-    if not callable(found):
-        raise LookupError(msg.MSG_NOT_FOUND.format(name=job["exercise"]))
-    value = probe(found)
-    restore.__code__, restore.__defaults__ = code, defaults
-    during = restore(state)
-    if during:
-        raise RuntimeError(msg.MSG_TAMPERED.format(name=job["exercise"],
-                                                   what=cases.changes(during)))
-    return value

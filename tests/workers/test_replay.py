@@ -5,7 +5,7 @@ tests/authoring/test_release.py)."""
 
 import pytest
 
-from grader.lessons.cluster import ClusterError
+from grader.launcher import ClusterError
 from grader.workers import record, replay
 
 
