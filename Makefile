@@ -21,7 +21,7 @@ test: $(INSTALLED)
 grade: $(INSTALLED)
 	$(BIN)/python -m grader grade examples/submissions --out build/example-grades --assignment 03_collectives
 
-## Regenerate exercises/, start_here.ipynb's table and the README's from grader/course.py.
+## Regenerate exercises/, start_here.ipynb's table and docs/students.md's from grader/course.py.
 exercises: $(INSTALLED)
 	$(BIN)/python -m grader generate
 

@@ -173,16 +173,16 @@ VERIFIER_UNKNOWN_KEYS = "keys of type {dtype} are of no known PRNG implementatio
 # --- the sandbox (grader/workers/) --------------------------------------------------------
 WARN_NO_SANDBOX = (
     "warning: bubblewrap (bwrap) is not installed, so submissions run as plain processes that "
-    "can read and write what you can; see the README"
+    "can read and write what you can; see docs/grading.md"
 )
 WARN_SANDBOX_OFF = (
     "warning: --no-sandbox: submissions run as plain processes that can read and write what "
-    "you can; see the README"
+    "you can; see docs/grading.md"
 )
 NO_SANDBOX = (
     "no submission was run: there is no working sandbox here ({why}). Install bubblewrap "
     "(Debian, Ubuntu: apt-get install bubblewrap), or grade in the course's container "
-    "(`make container`, see the README), or pass --no-sandbox to run submissions as plain "
+    "(`make container`, see docs/instructors.md), or pass --no-sandbox to run submissions as plain "
     "processes on purpose"
 )
 OVER_GROUP_MEMORY = (
@@ -198,11 +198,12 @@ WORKER_USER_CANNOT_START = (
 WARN_NO_CGROUPS = (
     "warning: no control group can be made here, so a submission's processes are capped in "
     "number and each in memory, but not in the memory they hold together or in their share "
-    "of the CPU: busy ones slow down the other --jobs; see the README"
+    "of the CPU: busy ones slow down the other --jobs; see docs/grading.md"
 )
 WARN_NO_MEMORY_GROUP = (
     "warning: the control groups made here have no memory controller, so each of a "
-    "submission's processes is capped in memory but not all of them together; see the README"
+    "submission's processes is capped in memory but not all of them together; see "
+    "docs/grading.md"
 )
 
 # --- grading of results: what a student's results say beside the tests' messages ----------

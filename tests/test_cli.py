@@ -299,11 +299,11 @@ def long_options(text: str) -> set[str]:
 
 
 @pytest.mark.parametrize("verb", ["grade", "merge", "export", "release"])
-def test_the_readme_synopsis_gives_exactly_the_options_of_the_command(verb):
-    """Does the README's synopsis of each verb (the first time it shows the command) name
-    every option its --help lists, and no other?"""
-    readme = (ROOT / "README.md").read_text()
-    synopsis = re.findall(rf"^ *\.venv/bin/python -m grader {verb} .*?(?=\n *\.venv|\n *```)",
+def test_the_instructors_synopsis_gives_exactly_the_options_of_the_command(verb):
+    """Does the synopsis of each verb in docs/instructors.md (the command with its arguments
+    as placeholders, `grade SUBMISSIONS`) name every option its --help lists, and no other?"""
+    readme = (ROOT / "docs" / "instructors.md").read_text()
+    synopsis = re.findall(rf"^ *\.venv/bin/python -m grader {verb} [A-Z].*?(?=\n *\.venv|\n *```)",
                           readme, re.M | re.S)[0]
     done = grader(verb, "--help")
     usage = done.stdout.split("\n\n", 1)[0]
@@ -376,8 +376,9 @@ def test_off_a_terminal_each_student_is_one_line_and_the_summary_is_written(exam
     lines = sorted(line for line in done.stderr.splitlines() if line.startswith("graded "))
     assert [line.split()[1] for line in lines] == ["ada:", "ben:", "cy:"]
     assert sorted(line.rsplit(" ", 1)[1] for line in lines) == ["[1/3]", "[2/3]", "[3/3]"]
-    # the README quotes ada's line: her points and the course's total must be these
-    (quoted,) = re.findall(r"`(graded ada: \S+) \[\d/3\]`", (ROOT / "README.md").read_text())
+    # the instructors' page quotes ada's line: her points and the course's total must be these
+    (quoted,) = re.findall(r"`(graded ada: \S+) \[\d/3\]`",
+                           (ROOT / "docs" / "instructors.md").read_text())
     assert quoted == lines[0].rsplit(" ", 1)[0]
     assert "most failed (of the students who handed the exercise in):" in done.stdout
     assert (out / "summary.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")

@@ -76,7 +76,8 @@ def stale_exercises(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTE
 
 def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTEBOOKS) -> list[str]:
     """Write the opening (links and set-up cell) of every lesson, solution and the landing
-    notebook, every exercise notebook, the README's exercise table and the landing notebook's
+    notebook, every exercise notebook, the students' page's exercise table and the landing
+    notebook's
     table of lessons; return what was written."""
     opened = stale_openings()
     for path in opened:
@@ -86,10 +87,11 @@ def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTEBOOKS) 
     wanted = expected_exercises(solutions)
     for name, text in wanted.items():
         (exercises / name).write_text(text)
-    README.write_text(readme_with_table(README.read_text()))
+    TABLE_PAGE.write_text(page_with_table(TABLE_PAGE.read_text()))
     LANDING.write_text(landing_with_table(LANDING.read_text()))
     return ([p.relative_to(ROOT).as_posix() for p in opened if p != LANDING]
-            + [f"exercises/{name}" for name in sorted(wanted)] + ["README.md", LANDING.name])
+            + [f"exercises/{name}" for name in sorted(wanted)]
+            + [TABLE_PAGE.relative_to(ROOT).as_posix(), LANDING.name])
 
 
 # --- every notebook's opening: links to Colab and Kaggle, and the set-up cell ----------------
@@ -154,14 +156,14 @@ def stale_openings() -> list[Path]:
             != with_opening(notebook, p.relative_to(ROOT).as_posix())]
 
 
-# --- the README's exercise table ------------------------------------------------------------
-README = ROOT / "README.md"
+# --- the students' page's exercise table ---------------------------------------------------
+TABLE_PAGE = ROOT / "docs" / "students.md"
 TABLE_START = "<!-- exercise table: written by `python -m grader generate` -->"
 TABLE_END = "<!-- end of exercise table -->"
 
 
 def exercise_table() -> str:
-    """The README's table of exercises, from the course's one list."""
+    """The table of exercises of the students' page, from the course's one list."""
     from grader.course import EXERCISES
 
     rows = [
@@ -174,8 +176,8 @@ def exercise_table() -> str:
     return "\n".join(rows)
 
 
-def readme_with_table(text: str) -> str:
-    """The README text with its exercise table replaced by the current one."""
+def page_with_table(text: str) -> str:
+    """The students' page with its exercise table replaced by the current one."""
     start, end = text.index(TABLE_START), text.index(TABLE_END)
     return f"{text[:start]}{TABLE_START}\n{exercise_table()}\n{text[end:]}"
 

@@ -16,8 +16,8 @@ keeps the state, the function and its code and defaults where student code canno
 
 It covers rebinding, not code written against the interpreter itself (a trace function that
 rewrites the worker's locals, ctypes) or JAX's private modules. That is why how a function
-computes is measured by the verifier instead (:mod:`grader.framework.probes`); the README says what
-is left open.
+computes is measured by the verifier instead (:mod:`grader.framework.probes`);
+docs/grading.md says what is left open.
 """
 
 from __future__ import annotations

@@ -186,10 +186,11 @@ def test_exercise_notebooks_run_and_show_not_attempted(path):
     assert statuses and set(statuses) == {"not attempted"}
 
 
-def test_the_readme_lists_exactly_the_graders_exercises():
-    """Is the README's exercise table the one the exercise list gives (`make exercises`)?"""
-    text = generate.README.read_text()
-    assert generate.readme_with_table(text) == text
+def test_the_students_page_lists_exactly_the_graders_exercises():
+    """Is the exercise table of docs/students.md the one the exercise list gives (`make
+    exercises`)?"""
+    text = generate.TABLE_PAGE.read_text()
+    assert generate.page_with_table(text) == text
 
 
 def test_the_landing_notebook_lists_every_lesson_and_its_exercises():

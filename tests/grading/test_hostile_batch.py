@@ -401,7 +401,8 @@ def test_without_the_sandbox_writes_into_the_output_folder_are_undone(tmp_path):
     was started by root: then it runs as nobody and cannot): are the gradebook and
     results.json it forged replaced, and the stored result it forged for another student
     (fingerprint kept, full marks) written again from the grader's own, with a warning, so
-    that the next run reuses the true results? (The file it planted stays: see the README.)"""
+    that the next run reuses the true results? (The file it planted stays: see
+    docs/grading.md.)"""
     writer = "writes-into-the-output-folder-all-correct"
     batch = tmp_path / "class"
     for name in ("ada", writer):

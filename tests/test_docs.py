@@ -1,0 +1,53 @@
+"""The README and the pages of docs/: a short README that leads to a page per audience, and
+links that all lead somewhere."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+PAGES = sorted((ROOT / "docs").glob("*.md"))
+#: A Markdown link to a file of the repository, with its anchor if any: `[text](path#anchor)`.
+LINK = re.compile(r"\]\((?!https?://|mailto:)([^)#\s]*)(?:#([^)\s]*))?\)")
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors GitHub gives a page's headings: lower case, punctuation dropped, spaces
+    as hyphens."""
+    found = set()
+    for heading in re.findall(r"^#+ (.+)$", page.read_text(), re.M):
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        found.add(slug)
+    return found
+
+
+def test_the_readme_is_short_and_leads_to_every_page():
+    """Can the README be read in two minutes (at most 120 lines), and does it link every page
+    of docs/?"""
+    text = README.read_text()
+    assert len(text.splitlines()) <= 120
+    linked = {target for target, _ in LINK.findall(text)}
+    assert {f"docs/{page.name}" for page in PAGES} <= linked
+    assert {"students.md", "instructors.md", "grading.md", "maintainers.md"} <= {
+        page.name for page in PAGES}
+
+
+@pytest.mark.parametrize("page", [README, *PAGES], ids=lambda p: p.name)
+def test_every_link_leads_to_a_file_and_a_heading_that_exist(page):
+    """Does every relative link of the page name a file of the repository, and its anchor a
+    heading of that file?"""
+    for target, anchor in LINK.findall(page.read_text()):
+        path = (page.parent / target).resolve() if target else page
+        assert path.exists(), f"{page.name} links to {target}, which does not exist"
+        if anchor and path.suffix == ".md":
+            assert anchor in anchors(path), f"{page.name} links to a missing #{anchor}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_page_leads_back_to_the_readme(page):
+    """Does each page of docs/ link back to the README?"""
+    assert "(../README.md)" in page.read_text()
