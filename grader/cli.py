@@ -1,15 +1,12 @@
-"""Command line: argument parsing only; each verb's work lives in its own module."""
+"""Command line: argument parsing only; what each verb does is in :mod:`grader.verbs`."""
 
 from __future__ import annotations
 
 import argparse
-import signal
-import sys
 from pathlib import Path
 
-USAGE_ERROR = 2
-#: The exit status after Ctrl-C or SIGTERM, as a shell reports an interrupted program.
-INTERRUPTED = 130
+from grader import messages as msg
+from grader.verbs import USAGE_ERROR
 
 
 class _Parser(argparse.ArgumentParser):
@@ -18,7 +15,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m grader", description=__doc__)
+    from grader.grading.export import FORMATS
+
+    parser = _Parser(prog="python -m grader", description=msg.CLI_DESCRIPTION)
     verbs = parser.add_subparsers(dest="verb", required=True, parser_class=_Parser)
 
     grade = verbs.add_parser("grade", help="grade a folder of submissions")
@@ -69,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
                               "learning management system to import")
     export.add_argument("out", type=Path, help="an output folder of `grade` (or `merge`)")
     export.add_argument("--format", required=True, dest="form",
-                        help="canvas, moodle or csv")
+                        help=" or ".join(", ".join(FORMATS).rsplit(", ", 1)))
     export.add_argument("--to", type=Path, default=None,
                         help="the file to write (default: OUT/FORMAT.csv)")
 
@@ -93,210 +92,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.verb == "grade":
-        return _grade(args)
-    if args.verb == "merge":
-        return _merge(args)
-    if args.verb == "export":
-        from grader.grading import export
+    from grader import verbs
 
-        try:
-            where, count = export.export(args.out, args.form, args.to)
-        except (export.ExportError, OSError) as exc:
-            return _fail(str(exc))
-        print(f"wrote {where}: {count} student(s), {args.form} format")
-        return 0
-    if args.verb == "validate":
-        from grader.authoring import validate
-
-        found = validate.problems(say=lambda line: print(line, flush=True))
-        for problem in found:
-            print(f"problem: {problem}")
-        print("the course is ready" if not found else f"{len(found)} problem(s)")
-        return 1 if found else 0
-    if args.verb == "release":
-        from grader.authoring import release
-
-        try:
-            files = release.release(args.destination, assignment=_assignment(args))
-        except (release.ReleaseError, OSError, ValueError) as exc:
-            return _fail(str(exc))
-        for folder, count in release.by_folder(files).items():
-            print(f"  {folder + '/' if folder != '.' else 'top level'}: {count} file(s)")
-        print(f"wrote {len(files)} files to {args.destination}"
-              + (f" for the assignment {args.assignment}" if args.assignment else ""))
-        return 0
-    if args.verb == "generate":
-        from grader.authoring import generate
-
-        for name in generate.generate():
-            print(f"wrote {name}")
-        return 0
-    from grader.authoring import refresh_expected
-
-    try:
-        written = refresh_expected.refresh(args.lessons)
-    except ValueError as exc:
-        return _fail(str(exc))
-    for path in written:
-        print(f"wrote {path}")
-    return 0
-
-
-def _assignment(args: argparse.Namespace):
-    """The assignment ``--assignment`` names, or None (ConfigError if there is none such)."""
-    from grader import assignments
-
-    if args.assignment is None:
-        return None
-    return assignments.find(args.assignment, args.config or assignments.CONFIG)
-
-
-def _fail(message: str) -> int:
-    print(f"python -m grader: error: {message}", file=sys.stderr)
-    return USAGE_ERROR
-
-
-def _writable(out: Path) -> str | None:
-    """Why ``out`` cannot be written as a folder, or None if it can (it is created)."""
-    from grader.grading import texts
-
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        return texts.OUT_NOT_WRITABLE.format(out=out, why=exc.strerror or exc)
-    return None
-
-
-def _grade(args: argparse.Namespace) -> int:
-    from grader import course
-    from grader import messages as msg
-    from grader.grading import grade, progress, texts
-    from grader.workers import process
-    from grader.workers.sandbox import Limits
-
-    if not args.submissions.is_dir():
-        return _fail(texts.SUBMISSIONS_NOT_A_FOLDER.format(folder=args.submissions))
-    if args.out.resolve().is_relative_to(args.submissions.resolve()):
-        return _fail(texts.OUT_INSIDE_SUBMISSIONS.format(out=args.out,
-                                                         submissions=args.submissions))
-    try:
-        entries = grade.submission.discover(args.submissions)
-        ignored = sorted(p.name for p in args.submissions.iterdir()
-                         if p not in entries and not p.name.startswith("."))
-    except OSError as exc:
-        return _fail(texts.SUBMISSIONS_UNREADABLE.format(folder=args.submissions,
-                                                         why=exc.strerror or exc))
-    if not entries:
-        return _fail(texts.NO_SUBMISSION.format(folder=args.submissions))
-    jobs = grade.default_jobs() if args.jobs is None else args.jobs
-    seconds = (args.timeout, args.total_timeout)
-    if jobs < 1 or args.memory < 256 or not all(0 < s < float("inf") for s in seconds):
-        return _fail("--jobs, --timeout and --total-timeout must be positive, "
-                     "--memory at least 256 (MiB)")
-    try:
-        shard = grade.Shard.parse(args.shard)
-    except ValueError as exc:
-        return _fail(str(exc))
-    if args.student and shard.count > 1:
-        return _fail(texts.STUDENT_AND_SHARD)
-    try:
-        work = _work(args)
-    except ValueError as exc:  # a mistake in course.toml, the roster or the times
-        return _fail(str(exc))
-    if problem := _writable(args.out):
-        return _fail(problem)
-    limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20,
-                    run=args.total_timeout)
-    if ignored:  # once the command is known to be valid: a usage error stays one line
-        print(texts.WARN_IGNORED.format(count=len(ignored), ies="y" if len(ignored) == 1 else
-                                        "ies", folder=args.submissions,
-                                        names=", ".join(ignored)), file=sys.stderr)
-
-    def stop(signum: int, frame: object) -> None:  # every worker dies now, then we unwind
-        process.stop_all()
-        raise KeyboardInterrupt
-
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, stop)
-    try:
-        with progress.for_terminal() as shown:
-            results = grade.grade(
-                args.submissions,
-                args.out,
-                jobs=jobs,
-                limits=limits,
-                use_sandbox=not args.no_sandbox,
-                force=args.force,
-                solutions=args.solutions or course.SOLUTIONS,
-                shard=shard,
-                progress=shown,
-                work=work,
-                only=args.student,
-            )
-    except grade.GradingError as exc:
-        print(f"python -m grader: error: {exc}", file=sys.stderr)
-        return 1
-    except (KeyboardInterrupt, process.Stopped):
-        print(msg.INTERRUPTED.format(out=args.out), file=sys.stderr)
-        return INTERRUPTED
-    except OSError as exc:  # the output folder filled up or went away
-        return _fail(texts.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
-    _show(results, args.out)
-    return 0
-
-
-def _work(args: argparse.Namespace):
-    """What ``grade`` is asked to grade: the assignment, the roster and the times, each read
-    and checked (ValueError naming the file and line)."""
-    from grader import assignments
-    from grader.grading import grade, roster
-
-    config = args.config or assignments.CONFIG
-    work = grade.Work()
-    if args.assignment is not None:
-        work = grade.Work(assignments.find(args.assignment, config))
-    needs_config = args.roster is not None or args.times is not None
-    known = assignments.load(config) if needs_config and config.exists() else {}
-    people = roster.read_roster(args.roster, tuple(known)) if args.roster else None
-    times = roster.read_times(args.times, assignments.zone(config)) if args.times else {}
-    return grade.Work(work.assignment, people, times)
-
-
-def _merge(args: argparse.Namespace) -> int:
-    from grader.grading import grade, merge, texts
-
-    try:
-        batch, results, similar = merge.gather(args.slices, args.out)
-    except merge.MergeError as exc:
-        return _fail(str(exc))
-    if problem := _writable(args.out):
-        return _fail(problem)
-    try:
-        grade.write(args.out, results, batch, similar)
-    except OSError as exc:
-        return _fail(texts.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
-    _show(results, args.out)
-    return 0
-
-
-def _show(results, out: Path) -> None:
-    """The gradebook and the summary on the terminal, then where the files are."""
-    import json
-
-    from grader.grading import report, similarity, summary, texts
-
-    print(report.table(results))
-    print()
-    print(summary.text(results))
-    try:
-        similar = json.loads((out / "results.json").read_text()).get("similar", [])
-    except (OSError, ValueError, AttributeError):  # written a moment ago: only if tampered
-        similar = []
-    if similar:
-        print(texts.SIMILARITY_FOUND.format(count=len(similar), page=out / similarity.HTML))
-    print(f"\nwrote {out / 'gradebook.csv'}, {out / 'results.json'}, {out / summary.MARKDOWN}, "
-          f"{out / summary.PNG}, {out / similarity.HTML} and {out / 'feedback'}/")
+    return getattr(verbs, args.verb.replace("-", "_"))(args)

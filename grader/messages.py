@@ -214,6 +214,13 @@ WARN_NOT_KEPT = (
     "warning: {student} was not graded to the end ({why}); the gradebook shows what was "
     "graded, but it is not kept: run the same command again to grade {student} anew"
 )
+# --- the command line (grader/cli.py, grader/verbs.py) -------------------------------------
+CLI_DESCRIPTION = (
+    "Grade a class of the distributed JAX course against its hidden tests, export the grades "
+    "for an LMS, and author the course (release, validate, generate, refresh-expected)."
+)
+CLI_ERROR = "python -m grader: error: {message}"
+
 INTERRUPTED = (
     "interrupted: the students graded to the end are kept in {out}; run the same command again "
     "to finish the batch"

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from grader import cli
+from grader import cli, verbs
 from grader import messages as msg
 from grader.course import EXERCISES
 from grader.devices import WORKER_ENV
-from grader.grading import grade, texts
+from grader.grading import grade, outputs, texts
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "submissions"
@@ -171,7 +171,7 @@ def test_an_interrupted_batch_stops_at_once_and_leaves_nothing_running(tmp_path)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=60)
     assert time.monotonic() - interrupted < 20
-    assert process.returncode == cli.INTERRUPTED, err
+    assert process.returncode == verbs.INTERRUPTED, err
     assert "Traceback" not in err
     assert err.splitlines() == [
         line for line in err.splitlines() if line.startswith("warning:")
@@ -342,7 +342,7 @@ def test_grading_the_examples_writes_a_gradebook_and_results(examples_graded):
     names = [e.name for e in EXERCISES if e.lesson == "03_collectives"]
     with (out / "gradebook.csv").open(newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == ["student", *names, *grade.GRADEBOOK_TAIL]
+    assert list(rows[0]) == ["student", *names, *outputs.GRADEBOOK_TAIL]
     assert [row["student"] for row in rows] == ["ada", "ben", "cy"]
 
     report = json.loads((out / "results.json").read_text())

@@ -23,9 +23,19 @@ VALIDATE_STUBS = (
     "the stubs score {points:g} and every one of the {exercises} is 'not attempted': {verdict}"
 )
 VALIDATE_BAD = "{count} problem(s), listed below"
+VALIDATE_PROBLEM = "problem: {problem}"
+VALIDATE_READY = "the course is ready"
+VALIDATE_COUNT = "{count} problem(s)"
 
 # --- the student bundle (grader/authoring/release.py) -------------------------------------
 DESTINATION_NOT_EMPTY = "{destination} is not empty"
+RELEASE_FOLDER = "  {folder}: {count} file(s)"
+RELEASE_TOP_LEVEL = "top level"
+RELEASE_WROTE = "wrote {count} files to {destination}"
+RELEASE_FOR = " for the assignment {assignment}"
+
+# --- what a command wrote (generate, refresh-expected) ------------------------------------
+WROTE = "wrote {path}"
 
 # --- what the student bundle's README says (grader/authoring/student/README.md) ------------
 STUDENT_COURSE = (

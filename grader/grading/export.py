@@ -26,10 +26,7 @@ from pathlib import Path
 
 from grader.framework.results import StudentResult
 from grader.grading import safe, texts
-from grader.grading.merge import MergeError, read
-from grader.grading.store import write_atomic
-
-FORMATS = ("canvas", "moodle", "csv")
+from grader.grading.outputs import OutputError, read, write_atomic
 
 
 class ExportError(Exception):
@@ -43,7 +40,7 @@ def export(out: Path, form: str, to: Path | None = None) -> tuple[Path, int]:
         raise ExportError(texts.EXPORT_UNKNOWN_FORMAT.format(form=form, known=", ".join(FORMATS)))
     try:
         graded = read(out)
-    except MergeError as exc:
+    except OutputError as exc:
         raise ExportError(str(exc)) from None
     if graded.batch.shard.count > 1:
         raise ExportError(texts.EXPORT_A_SLICE.format(out=out, shard=graded.batch.shard))
@@ -107,6 +104,8 @@ def _comment(r: StudentResult) -> str:
     return line
 
 
+#: The formats, each with the rows it writes: the one registry (the command line's help and
+#: its error for an unknown format read it).
 WRITERS: dict[str, Callable[..., list[list[str]]]] = {
     "canvas": canvas, "moodle": moodle, "csv": plain}
-
+FORMATS = tuple(WRITERS)

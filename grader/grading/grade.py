@@ -3,19 +3,15 @@
 For each device count the tests need, the reference solutions run once in a worker to give
 the expected measurements; each submission then runs in workers of its own, and the trusted
 judges compare. Each result is stored as it is known (:mod:`grader.grading.store`); at the end
-``OUT/results.json``, ``OUT/gradebook.csv``, ``OUT/feedback/`` and the summary
-(:mod:`grader.grading.summary`) are written from all of them.
+the output folder is written from all of them (:mod:`grader.grading.outputs`, its one owner).
 
-A class too large for one machine is graded in slices (:class:`Shard`), each into its own
-output folder, and :mod:`grader.grading.merge` puts the slices together: ``results.json`` records
-which slice of which class it holds and which grader produced it.
+A class too large for one machine is graded in slices (:class:`~grader.grading.outputs.Shard`),
+each into its own output folder, and :mod:`grader.grading.merge` puts the slices together:
+``results.json`` records which slice of which class it holds and which grader produced it.
 """
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import os
 import sys
 import traceback
@@ -24,9 +20,6 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
-
-import jax
 
 from grader import messages as msg
 from grader.assignments import Assignment, whole_course
@@ -34,10 +27,11 @@ from grader.course import EXERCISES, SOLUTIONS
 from grader.framework import cases as case_registry
 from grader.framework.cases import Case
 from grader.framework.results import ExerciseResult, StudentResult
-from grader.grading import feedback, roster, safe, similarity, submission, summary, texts
+from grader.grading import outputs, roster, similarity, submission, texts
+from grader.grading.outputs import STORE, Batch, Shard, write
 from grader.grading.progress import Progress
 from grader.grading.roster import Person
-from grader.grading.store import FOLDER, Store, grader_fingerprint, remove_leftovers, write_atomic
+from grader.grading.store import Store, grader_fingerprint, remove_leftovers
 from grader.workers import process
 from grader.workers.pool import close_all
 from grader.workers.run import Run
@@ -55,73 +49,6 @@ def default_jobs() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-@dataclass(frozen=True)
-class Shard:
-    """The ``index``-th of ``count`` slices of a class (``--shard K/N``, 1 <= K <= N).
-
-    Slices are cut round robin from the students' names in sorted order: slice K holds the
-    names at places K, K + N, K + 2N, ... So they differ in size by one at most, and do not
-    depend on the order in which the file system lists the folder (but adding a student may
-    move others to another slice: cut every slice from the same folder)."""
-
-    index: int = 1
-    count: int = 1
-
-    @classmethod
-    def parse(cls, text: str) -> Shard:
-        """``"K/N"``; ValueError, with the reason, for anything else."""
-        try:
-            index, count = (int(part) for part in text.split("/"))
-        except ValueError:
-            raise ValueError(texts.SHARD_SYNTAX.format(text=text)) from None
-        if not 1 <= index <= count:
-            raise ValueError(texts.SHARD_RANGE.format(text=text))
-        return cls(index, count)
-
-    def __str__(self) -> str:
-        return f"{self.index}/{self.count}"
-
-    def select(self, names: Sequence[str]) -> list[str]:
-        """The names of this slice, sorted."""
-        return sorted(names)[self.index - 1 :: self.count]
-
-
-@dataclass(frozen=True)
-class Batch:
-    """What ``results.json`` records besides the results: the grader that graded (a
-    fingerprint of its code, tests, solutions and JAX version), its limits, which slice of
-    which class (the name of every entry of the submissions folder) the file holds, the
-    assignment graded ("" for the whole course) and its exercises, and what the roster says
-    of each student (id, display name, email)."""
-
-    grader: str
-    limits: str
-    shard: Shard
-    names: tuple[str, ...]
-    assignment: str = ""
-    exercises: tuple[str, ...] = tuple(e.name for e in EXERCISES)
-    people: dict[str, dict[str, str]] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"grader": self.grader, "limits": self.limits, "shard": str(self.shard),
-                "class": list(self.names), "assignment": self.assignment or None,
-                "exercises": list(self.exercises), "roster": self.people}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Batch:
-        names, exercises = data["class"], data.get("exercises", [e.name for e in EXERCISES])
-        people = data.get("roster") or {}
-        if not all(isinstance(n, list) and all(isinstance(x, str) for x in n)
-                   for n in (names, exercises)):
-            raise TypeError(texts.BATCH_NOT_NAMES)
-        if not (isinstance(people, dict) and all(
-                isinstance(p, dict) and all(isinstance(v, str) for v in p.values())
-                for p in people.values())):
-            raise TypeError(texts.BATCH_BAD_ROSTER)
-        return cls(str(data["grader"]), str(data["limits"]), Shard.parse(data["shard"]),
-                   tuple(names), str(data.get("assignment") or ""), tuple(exercises), people)
 
 
 class GradingError(Exception):
@@ -265,7 +192,7 @@ def grade(
     batch = Batch(version, repr(limits), shard, tuple(sorted(by_name)),
                   work.assignment.name, exercises, people)
     kept = Store(out, f"{version} {limits!r} {' '.join(exercises)}")
-    for folder in (out, out / FOLDER, out / "feedback"):
+    for folder in (out, out / STORE, out / outputs.FEEDBACK):
         remove_leftovers(folder)
     progress.start(len(chosen))
     results: dict[Path, StudentResult] = {}
@@ -341,16 +268,13 @@ def _others(out: Path, exercises: tuple[str, ...], only: Sequence[str],
     unknown = sorted(set(only) - set(by_name))
     if unknown:
         raise GradingError(texts.STUDENT_UNKNOWN.format(students=", ".join(unknown)))
-    path = out / "results.json"
     try:
-        data = json.loads(path.read_text())
-        before = Batch.from_json(data)
-        results = {name: StudentResult.from_json(name, result)
-                   for name, result in data["students"].items()}
-    except FileNotFoundError:
+        graded = outputs.read(out)
+    except outputs.NothingGraded:
         raise GradingError(texts.STUDENT_NOTHING_GRADED.format(out=out)) from None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise GradingError(texts.STUDENT_DAMAGED.format(path=path, why=exc)) from None
+    except outputs.OutputError as exc:
+        raise GradingError(str(exc)) from None
+    before, results = graded.batch, {r.student: r for r in graded.results}
     if before.exercises != exercises:
         raise GradingError(texts.STUDENT_OTHER_WORK.format(
             out=out, before=before.assignment or "the whole course"))
@@ -395,52 +319,4 @@ def private_paths(submissions: Path, out: Path, solutions: Path) -> tuple[Path, 
     worker gets its own code through its pipe), the outputs and the reference solutions."""
     return (submissions, out, solutions)
 
-
-def write(out: Path, results: Sequence[StudentResult], batch: Batch,
-          similar: Sequence[similarity.Pair] = ()) -> None:
-    """Write ``results.json``, ``gradebook.csv``, ``feedback/<student>.md`` and ``.html`` for
-    everyone who handed something in (and remove the feedback of anyone else), ``summary.md``
-    and ``summary.png``, ``similarity.html`` (the table of similar pairs also ends
-    ``summary.md``), each atomically."""
-    feedback_folder = out / "feedback"
-    feedback_folder.mkdir(parents=True, exist_ok=True)
-    report = {
-        "jax_version": jax.__version__,
-        **batch.to_json(),
-        "students": {r.student: r.to_json() for r in results},
-        "similar": [pair.to_json() for pair in similar],
-    }
-    write_atomic(out / "results.json", json.dumps(safe.tree(report), indent=2, allow_nan=False))
-    write_atomic(out / "gradebook.csv", gradebook_csv(results, batch.exercises))
-    handed_in = [r for r in results if not r.missing]  # no feedback for who sent nothing
-    written = {f"{r.student}{suffix}" for r in handed_in for suffix in feedback.SUFFIXES}
-    for r in handed_in:
-        write_atomic(feedback_folder / f"{r.student}.md", feedback.markdown(r))
-        write_atomic(feedback_folder / f"{r.student}.html", feedback.page(r))
-    for stale in feedback_folder.iterdir():
-        if stale.suffix in feedback.SUFFIXES and stale.name not in written:
-            stale.unlink()
-    write_atomic(out / summary.MARKDOWN,
-                 summary.markdown(results) + "\n" + similarity.markdown(similar))
-    write_atomic(out / summary.PNG, summary.png(results))
-    write_atomic(out / similarity.HTML, similarity.page(similar))
-
-
-#: The gradebook's columns after the student and the exercises.
-GRADEBOOK_TAIL = ("points", "days_late", "penalty", "total", "standing", "submitted_at")
-
-
-def gradebook_csv(results: Sequence[StudentResult], exercises: Sequence[str]) -> str:
-    """One row per student: the points of each exercise, their sum (``points``), days late
-    and the points that costs, the ``total`` that counts, the standing (on time, late,
-    missing; "handed in" without a due date) and when it was handed in."""
-    text = io.StringIO()
-    rows = [["student", *exercises, *GRADEBOOK_TAIL]]
-    for r in sorted(results, key=lambda r: r.student):
-        late = r.late
-        rows.append([r.student, *(f"{r.exercises[name].points:g}" for name in exercises),
-                     f"{r.total:g}", late.days if late else 0, f"{r.penalty:g}",
-                     f"{r.final:g}", r.standing, late.submitted if late else ""])
-    csv.writer(text, lineterminator="\n").writerows(safe.csv_rows(rows))
-    return text.getvalue()
 

@@ -3,22 +3,21 @@ put back together into one output folder (gradebook, results.json, feedback and 
 if the class had been graded in one go.
 
 Each slice's ``results.json`` says which slice of which class it holds and which grader
-graded it (:class:`grader.grading.grade.Batch`). The merge refuses, with the reason, slices that do
-not make one whole: one missing, slices of different splits or classes, graded by different
+graded it (:class:`grader.grading.outputs.Batch`). The merge refuses, with the reason, slices
+that do not make one whole: one missing, slices of different splits or classes, graded by different
 graders or with different limits, or a student with two different results. The same slice
 given twice is harmless.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from grader.framework.results import StudentResult
-from grader.grading import grade, texts
-from grader.grading.grade import Batch, Shard
+from grader.grading import outputs, texts
+from grader.grading.outputs import Batch, Graded, OutputError, Shard, read
 from grader.grading.similarity import Pair
 
 #: What a results.json must record to be merged.
@@ -31,42 +30,7 @@ class MergeError(Exception):
     """The slices do not make one whole; the message says why."""
 
 
-@dataclass
-class Slice:
-    """One output folder of ``grade``."""
-
-    folder: Path
-    batch: Batch
-    results: list[StudentResult]
-    similar: list[Pair]
-
-
-def read(folder: Path) -> Slice:
-    """The results of one output folder, checked to be whole."""
-    if not folder.is_dir():
-        raise MergeError(texts.MERGE_NOT_A_FOLDER.format(folder=folder))
-    path = folder / "results.json"
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise MergeError(texts.MERGE_NO_RESULTS.format(folder=folder)) from None
-    except (OSError, ValueError, RecursionError) as exc:
-        raise MergeError(texts.MERGE_DAMAGED.format(path=path, why=_why(exc))) from None
-    if not isinstance(data, dict) or not all(key in data for key in RECORDED):
-        raise MergeError(texts.MERGE_NO_SLICE.format(path=path))
-    try:
-        batch = Batch.from_json(data)
-        results = [StudentResult.from_json(name, result)
-                   for name, result in data["students"].items()]
-        for result in results:  # points that are not numbers fail here, not while writing
-            json.dumps(result.to_json(), allow_nan=False)
-        similar = [Pair.from_json(pair) for pair in data.get("similar", [])]
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise MergeError(texts.MERGE_DAMAGED.format(path=path, why=_why(exc))) from None
-    return Slice(folder, batch, results, similar)
-
-
-def combine(slices: Sequence[Slice]) -> tuple[Batch, list[StudentResult], list[Pair]]:
+def combine(slices: Sequence[Graded]) -> tuple[Batch, list[StudentResult], list[Pair]]:
     """One class out of its slices: what the whole records, every student's result in name
     order, and the similar pairs (each slice found those of the whole class)."""
     first = slices[0]
@@ -103,17 +67,21 @@ def gather(folders: Sequence[Path],
     ``out`` (which must not be one of them); nothing is written yet."""
     if out.resolve() in {folder.resolve() for folder in folders}:
         raise MergeError(texts.MERGE_INTO_A_SLICE.format(out=out))
-    return combine([read(folder) for folder in folders])
+    try:
+        slices = [read(folder) for folder in folders]
+    except OutputError as exc:
+        raise MergeError(str(exc)) from None
+    return combine(slices)
 
 
 def merge(folders: Sequence[Path], out: Path) -> list[StudentResult]:
     """Put the slices in ``folders`` together and write the outputs of the class to ``out``."""
     batch, results, similar = gather(folders, out)
-    grade.write(out, results, batch, similar)
+    outputs.write(out, results, batch, similar)
     return results
 
 
-def _same_grading(a: Slice, b: Slice) -> None:
+def _same_grading(a: Graded, b: Graded) -> None:
     """Refuse two slices that were not graded the same way from the same class."""
     if a.batch.grader != b.batch.grader:
         raise MergeError(texts.MERGE_OTHER_GRADER.format(a=a.folder, b=b.folder))
@@ -139,7 +107,3 @@ def _names(names: Sequence[str]) -> str:
     return f"{shown} and {more} more" if more > 0 else shown
 
 
-def _why(exc: BaseException) -> str:
-    """An exception's reason on one line, short."""
-    text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return " ".join(f"{type(exc).__name__}: {text}".split())[:200]

@@ -56,7 +56,6 @@ MAX_CHARACTERS = 20_000
 #: about 500 bytes of memory per character (an 11 MiB file, gigabytes), and a function that
 #: can be compared is a small part of this.
 MAX_PARSED = 64 * 1024
-HTML = "similarity.html"
 
 
 @dataclass(frozen=True)
@@ -230,10 +229,10 @@ def _ranges(slices) -> tuple[tuple[int, int], ...]:
 
 
 # --- the report: a table in the summary, and a page ------------------------------------------
-def markdown(pairs: Sequence[Pair]) -> str:
+def markdown(pairs: Sequence[Pair], page_name: str) -> str:
     """The section of ``summary.md``: one row per pair, the most alike first."""
     lines = ["## Similar code", "", texts.SIMILARITY_INTRO.format(
-        threshold=THRESHOLD, shared=MIN_SHARED, page=HTML), ""]
+        threshold=THRESHOLD, shared=MIN_SHARED, page=page_name), ""]
     if not pairs:
         return "\n".join([*lines, texts.SIMILARITY_NONE]) + "\n"
     lines += ["| exercise | students | share of each in the other | characters in common |",
@@ -244,7 +243,7 @@ def markdown(pairs: Sequence[Pair]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def page(pairs: Sequence[Pair]) -> str:
+def page(pairs: Sequence[Pair], page_name: str) -> str:
     """``similarity.html``: each pair's two functions side by side, what they share marked."""
     e = safe.html
     mark = STATUS_COLOURS[msg.PARTIAL]
@@ -258,7 +257,8 @@ def page(pairs: Sequence[Pair]) -> str:
         blocks.append(f"<section><h2><code>{e(p.exercise)}</code>: {e(p.students[0])} and "
                       f"{e(p.students[1])}</h2><div class='sides'>{sides}</div></section>")
     body = "".join(blocks) or f"<p>{e(texts.SIMILARITY_NONE)}</p>"
-    intro = e(texts.SIMILARITY_INTRO.format(threshold=THRESHOLD, shared=MIN_SHARED, page=HTML))
+    intro = e(texts.SIMILARITY_INTRO.format(threshold=THRESHOLD, shared=MIN_SHARED,
+                                            page=page_name))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Similar code'
         f"</title><style>{_STYLE}</style></head><body><h1>Similar code</h1><p>{intro}</p>"

@@ -22,12 +22,8 @@ import jax
 from grader.course import PACKAGE
 from grader.framework.results import StudentResult
 from grader.grading import safe, texts
+from grader.grading.outputs import STORE, TEMPORARY, write_atomic
 from grader.grading.submission import walk
-
-FOLDER = ".results"
-#: How the temporary files of :func:`write_atomic` end.
-TEMPORARY = ".tmp"
-
 
 #: Files are hashed this many bytes at a time, so that a large one is never held whole.
 CHUNK = 2**20
@@ -75,7 +71,7 @@ class Store:
     """The per-student results of one output folder."""
 
     def __init__(self, out: Path, grader_print: str) -> None:
-        self.folder = out / FOLDER
+        self.folder = out / STORE
         self.grader_print = grader_print
         self.written: dict[str, str] = {}  # student -> the text this grader stored
 
@@ -125,24 +121,6 @@ class Store:
                 write_atomic(self._path(student), text)
                 restored.append(student)
         return restored
-
-
-def write_atomic(path: Path, content: str | bytes) -> None:
-    """Write a file (text or bytes) so that it is never seen half-written, and the rename
-    is on disk before this returns."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}{TEMPORARY}")
-    if isinstance(content, str):  # text no output sanitised still cannot stop the writing
-        content = content.encode("utf-8", "backslashreplace")
-    with open(temporary, "wb") as handle:
-        handle.write(content)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
 
 
 def remove_leftovers(folder: Path) -> None:

@@ -27,8 +27,6 @@ from grader.framework.results import ExerciseResult, StudentResult
 from grader.grading import texts
 from grader.palette import status_colour
 
-PNG = "summary.png"
-MARKDOWN = "summary.md"
 #: How many of the most failed exercises the command line lists.
 SHOWN = 5
 _ABSENT = (msg.NOT_FOUND, msg.NOT_ATTEMPTED)
@@ -105,11 +103,11 @@ def text(results: Sequence[StudentResult]) -> str:
     return "\n".join(lines)
 
 
-def markdown(results: Sequence[StudentResult]) -> str:
+def markdown(results: Sequence[StudentResult], figure: str) -> str:
     """``summary.md``: the spread of the totals, the figure, and every exercise handed in
     with its counts, the most failed first."""
     lines = ["# Summary of the batch", "", _spread(results), "",
-             f"![Score distribution and the exercises most students failed]({PNG})", "",
+             f"![Score distribution and the exercises most students failed]({figure})", "",
              "## Exercises most students failed", "", texts.SUMMARY_RATE_DEFINITION, ""]
     found = tallies(results)
     if not found:

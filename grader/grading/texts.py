@@ -17,6 +17,9 @@ WARN_IGNORED = (
     "file, or a folder): {names}"
 )
 WRITE_FAILED = "cannot write the results to {out}: {why}"
+BAD_LIMITS = "--jobs, --timeout and --total-timeout must be positive, --memory at least 256 (MiB)"
+WROTE_OUTPUTS = "\nwrote {files}"
+EXPORT_WROTE = "wrote {where}: {count} student(s), {form} format"
 
 # --- reading a submission (grader/grading/submission.py) ----------------------------------
 FILE_TOO_LARGE = "larger than {mib:g} MiB"
@@ -76,7 +79,6 @@ WARN_OTHER_GRADER = (
     "again, with --force, to make them so)"
 )
 STUDENT_AND_SHARD = "--student regrades into a whole class: leave out --shard"
-STUDENT_DAMAGED = "{path} cannot be read as the grader's results ({why})"
 STUDENT_OTHER_WORK = (
     "{out} holds {before}, not these exercises: give the same --assignment as when the class "
     "was graded"
@@ -157,10 +159,10 @@ WARN_NO_SIMILARITY = (
 SIMILARITY_FOUND = "{count} pair(s) of submissions with similar code: read {page}"
 
 # --- merging the slices of --shard (grader/grading/merge.py) ------------------------------
-MERGE_NOT_A_FOLDER = "{folder} is not a folder"
-MERGE_NO_RESULTS = "{folder} holds no results.json: it is not an output folder of `grade`"
-MERGE_DAMAGED = "{path} cannot be read as the grader's results ({why})"
-MERGE_NO_SLICE = (
+OUTPUT_NOT_A_FOLDER = "{folder} is not a folder"
+OUTPUT_NO_RESULTS = "{folder} holds no results.json: it is not an output folder of `grade`"
+OUTPUT_DAMAGED = "{path} cannot be read as the grader's results ({why})"
+OUTPUT_NO_SLICE = (
     "{path} does not say which slice it holds (written by an older grader?): grade it again"
 )
 MERGE_OTHER_GRADER = (

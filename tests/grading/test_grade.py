@@ -23,7 +23,7 @@ from grader.assignments import LatePolicy
 from grader.course import EXERCISES
 from grader.framework import cases
 from grader.framework.results import ExerciseResult, StudentResult, TestResult
-from grader.grading import grade, submission, texts
+from grader.grading import grade, outputs, submission, texts
 from grader.grading.progress import Progress
 from grader.grading.roster import Person
 from grader.workers import process
@@ -216,7 +216,7 @@ def test_an_assignment_grades_and_reports_only_its_exercises(tmp_path, monkeypat
     assert report["assignment"] == "03_collectives" and report["exercises"] == wanted
     assert results[0].max_total == 4 + len(wanted) - 1  # ring_shift's 4, 1 for each other
     header = (out / "gradebook.csv").read_text().splitlines()[0].split(",")
-    assert header == ["student", *wanted, *grade.GRADEBOOK_TAIL]
+    assert header == ["student", *wanted, *outputs.GRADEBOOK_TAIL]
     feedback_md = (out / "feedback" / "bob.md").read_text()
     assert "is_congruent" not in feedback_md and "`ring_shift`" in feedback_md
     assert f"out of {results[0].max_total:g}" in (out / "summary.md").read_text()

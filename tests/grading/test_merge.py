@@ -17,8 +17,8 @@ import pytest
 from grader import assignments, cli
 from grader.course import EXERCISES
 from grader.framework.results import ExerciseResult, StudentResult, TestResult
-from grader.grading import grade, submission
-from grader.grading.grade import Batch, Shard
+from grader.grading import grade, outputs, submission
+from grader.grading.outputs import Batch, Shard
 from grader.grading.roster import Person
 
 PREFIX = "python -m grader: error: "
@@ -53,7 +53,7 @@ def class_folder(tmp_path) -> Path:
     return folder
 
 
-def outputs(out: Path) -> dict[str, bytes]:
+def files_in(out: Path) -> dict[str, bytes]:
     """Every file of an output folder but the resume store, by relative name."""
     return {str(p.relative_to(out)): p.read_bytes() for p in sorted(out.rglob("*"))
             if p.is_file() and ".results" not in p.parts}
@@ -125,8 +125,8 @@ def test_grading_in_slices_then_merging_equals_grading_in_one_go(
         grade.grade(class_folder, out, shard=Shard(k, 3))
     merged = tmp_path / "merged"
     assert cli.main(["merge", *map(str, reversed(slices)), "--out", str(merged)]) == 0
-    assert outputs(merged) == outputs(whole)
-    assert sorted(outputs(whole)) == [
+    assert files_in(merged) == files_in(whole)
+    assert sorted(files_in(whole)) == [
         *(f"feedback/{name}{suffix}" for name in sorted(CLASS) for suffix in (".html", ".md")),
         "gradebook.csv", "results.json", "similarity.html", "summary.md", "summary.png"]
 
@@ -157,7 +157,7 @@ def write_slice(out: Path, k: int, n: int, points: dict[str, float], *, grader: 
                 limits: str = "Limits()", roster: tuple[str, ...] = ("ann", "bob", "cid")) -> Path:
     """An output folder as `grade --shard k/n` writes it, holding ``points``' students."""
     results = [fake_result_of(name, p) for name, p in points.items()]
-    grade.write(out, results, Batch(grader, limits, Shard(k, n), roster))
+    outputs.write(out, results, Batch(grader, limits, Shard(k, n), roster))
     return out
 
 
@@ -304,10 +304,10 @@ def test_a_results_file_with_wrong_contents_is_refused(capsys, good, tmp_path, d
 
 def test_merging_into_one_of_the_slices_is_refused(capsys, good):
     """Is --out pointing at one of the slices refused, leaving it untouched?"""
-    before = outputs(good[0])
+    before = files_in(good[0])
     assert refused(capsys, good[0], good[1], "--out", good[0]) == (
         f"--out {good[0]} is one of the slices: merge into another folder")
-    assert outputs(good[0]) == before
+    assert files_in(good[0]) == before
 
 
 def test_an_unwritable_out_is_refused(capsys, good, tmp_path):
@@ -340,7 +340,7 @@ def test_slices_graded_with_a_roster_merge_into_the_class_with_its_missing_stude
         grade.grade(class_folder, out, shard=Shard(k, 2), work=work)
         assert {"hal", "ivy"} <= set(json.loads((out / "results.json").read_text())["students"])
     assert cli.main(["merge", *map(str, slices), "--out", str(tmp_path / "m")]) == 0
-    assert outputs(tmp_path / "m") == outputs(whole)
+    assert files_in(tmp_path / "m") == files_in(whole)
 
 
 def test_slices_of_different_assignments_are_refused(fake_grading, class_folder, capsys,

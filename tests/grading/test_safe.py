@@ -16,7 +16,7 @@ import stand_in
 
 from grader import assignments
 from grader.framework.results import ExerciseResult, StudentResult, TestResult
-from grader.grading import export, grade, safe, store, submission
+from grader.grading import export, grade, outputs, safe, store, submission
 
 COLLECTIVES = assignments.find("03_collectives")
 #: Entry names as they would arrive (file stems), and the points the stand-in gives each.
@@ -120,7 +120,7 @@ def test_a_lone_surrogate_in_a_message_costs_nothing_else(tmp_path):
                StudentResult("bob", {"ring_shift": ExerciseResult("ring_shift", [
                    TestResult("values", 4, 4, "passed", "")])})]
     out = tmp_path / "out"
-    grade.write(out, results, grade.Batch("grader", "limits", grade.Shard(), ("ann", "bob"),
+    outputs.write(out, results, outputs.Batch("grader", "limits", outputs.Shard(), ("ann", "bob"),
                                           exercises=("ring_shift",)))
     ann = (out / "feedback" / "ann.md").read_bytes().decode("utf-8")
     assert "\\ud800" in ann and "<b>" not in ann
@@ -128,7 +128,7 @@ def test_a_lone_surrogate_in_a_message_costs_nothing_else(tmp_path):
     assert (out / "feedback" / "bob.md").exists()
     assert json.loads((out / "results.json").read_text(encoding="utf-8"))["students"]["ann"]
     store.Store(out, "grader").put("ann", results[0], "print")
-    assert "\\ud800" in next((out / store.FOLDER).iterdir()).read_text(encoding="utf-8")
+    assert "\\ud800" in next((out / outputs.STORE).iterdir()).read_text(encoding="utf-8")
 
 
 def test_a_folder_nested_too_deep_is_that_students_problem(tmp_path):

@@ -12,7 +12,7 @@ import pytest
 import stand_in
 
 from grader.course import EXERCISES, SOLUTIONS
-from grader.grading import grade, similarity
+from grader.grading import grade, outputs, similarity
 
 FIXTURES = Path(__file__).resolve().parent.parent / "submissions" / "similar"
 ROOT = FIXTURES.parents[2]
@@ -105,7 +105,7 @@ def test_grading_writes_the_pairs_in_the_summary_the_results_and_a_page(tmp_path
     assert f"| `{RING}` | ada, ben | 100%, 100% |" in summary
     (pair,) = json.loads((out / "results.json").read_text())["similar"]
     assert pair["students"] == ["ada", "ben"]
-    page = (out / similarity.HTML).read_text()
+    page = (out / outputs.SIMILARITY).read_text()
     parsed = Text(page)
     assert "mark" in parsed.tags and "script" not in parsed.tags
     text = "".join(parsed.parts)
@@ -119,7 +119,7 @@ def test_a_class_without_similar_code_says_so(tmp_path, monkeypatch):
                                  "cy": FIXTURES / "independent.py"})
     grade.grade(tmp_path / "class", tmp_path / "out", jobs=1)
     assert "No pair of submissions is that alike." in (tmp_path / "out" / "summary.md").read_text()
-    assert "No pair" in (tmp_path / "out" / similarity.HTML).read_text()
+    assert "No pair" in (tmp_path / "out" / outputs.SIMILARITY).read_text()
 
 
 def test_a_failing_report_costs_a_warning_not_the_grades(tmp_path, monkeypatch, capsys):

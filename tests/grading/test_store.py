@@ -15,7 +15,8 @@ import pytest
 
 from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import feedback
-from grader.grading.store import Store, files_of, fingerprint, remove_leftovers, write_atomic
+from grader.grading.outputs import write_atomic
+from grader.grading.store import Store, files_of, fingerprint, remove_leftovers
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "submissions"

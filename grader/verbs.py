@@ -1,0 +1,232 @@
+"""What each verb of ``python -m grader`` does once its arguments are parsed
+(:mod:`grader.cli`): check what the arguments name, call the module that does the work, and
+say what came of it. Every text it prints is a named template: the grading verbs' in
+:mod:`grader.grading.texts`, the authoring verbs' in :mod:`grader.authoring.texts`, the ones
+they share in :mod:`grader.messages`."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+
+from grader import messages as msg
+
+#: The exit status of a command that cannot run as asked (argparse's own).
+USAGE_ERROR = 2
+#: The exit status after Ctrl-C or SIGTERM, as a shell reports an interrupted program.
+INTERRUPTED = 130
+
+
+def export(args: argparse.Namespace) -> int:
+    from grader.grading import export as exporting
+    from grader.grading import texts
+
+    try:
+        where, count = exporting.export(args.out, args.form, args.to)
+    except (exporting.ExportError, OSError) as exc:
+        return _fail(str(exc))
+    print(texts.EXPORT_WROTE.format(where=where, count=count, form=args.form))
+    return 0
+
+
+def validate(args: argparse.Namespace) -> int:
+    from grader.authoring import texts, validate
+
+    found = validate.problems(say=lambda line: print(line, flush=True))
+    for problem in found:
+        print(texts.VALIDATE_PROBLEM.format(problem=problem))
+    print(texts.VALIDATE_READY if not found else texts.VALIDATE_COUNT.format(count=len(found)))
+    return 1 if found else 0
+
+
+def release(args: argparse.Namespace) -> int:
+    from grader.authoring import release, texts
+
+    try:
+        files = release.release(args.destination, assignment=_assignment(args))
+    except (release.ReleaseError, OSError, ValueError) as exc:
+        return _fail(str(exc))
+    for folder, count in release.by_folder(files).items():
+        where = folder + "/" if folder != "." else texts.RELEASE_TOP_LEVEL
+        print(texts.RELEASE_FOLDER.format(folder=where, count=count))
+    print(texts.RELEASE_WROTE.format(count=len(files), destination=args.destination)
+          + (texts.RELEASE_FOR.format(assignment=args.assignment) if args.assignment else ""))
+    return 0
+
+
+def generate(args: argparse.Namespace) -> int:
+    from grader.authoring import generate, texts
+
+    for name in generate.generate():
+        print(texts.WROTE.format(path=name))
+    return 0
+
+
+def refresh_expected(args: argparse.Namespace) -> int:
+    from grader.authoring import refresh_expected, texts
+
+    try:
+        written = refresh_expected.refresh(args.lessons)
+    except ValueError as exc:
+        return _fail(str(exc))
+    for path in written:
+        print(texts.WROTE.format(path=path))
+    return 0
+
+
+def _assignment(args: argparse.Namespace):
+    """The assignment ``--assignment`` names, or None (ConfigError if there is none such)."""
+    from grader import assignments
+
+    if args.assignment is None:
+        return None
+    return assignments.find(args.assignment, args.config or assignments.CONFIG)
+
+
+def _fail(message: str) -> int:
+    print(msg.CLI_ERROR.format(message=message), file=sys.stderr)
+    return USAGE_ERROR
+
+
+def _writable(out: Path) -> str | None:
+    """Why ``out`` cannot be written as a folder, or None if it can (it is created)."""
+    from grader.grading import texts
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        return texts.OUT_NOT_WRITABLE.format(out=out, why=exc.strerror or exc)
+    return None
+
+
+def grade(args: argparse.Namespace) -> int:
+    from grader import course
+    from grader.grading import grade, outputs, progress, texts
+    from grader.workers import process
+    from grader.workers.sandbox import Limits
+
+    if not args.submissions.is_dir():
+        return _fail(texts.SUBMISSIONS_NOT_A_FOLDER.format(folder=args.submissions))
+    if args.out.resolve().is_relative_to(args.submissions.resolve()):
+        return _fail(texts.OUT_INSIDE_SUBMISSIONS.format(out=args.out,
+                                                         submissions=args.submissions))
+    try:
+        entries = grade.submission.discover(args.submissions)
+        ignored = sorted(p.name for p in args.submissions.iterdir()
+                         if p not in entries and not p.name.startswith("."))
+    except OSError as exc:
+        return _fail(texts.SUBMISSIONS_UNREADABLE.format(folder=args.submissions,
+                                                         why=exc.strerror or exc))
+    if not entries:
+        return _fail(texts.NO_SUBMISSION.format(folder=args.submissions))
+    jobs = grade.default_jobs() if args.jobs is None else args.jobs
+    seconds = (args.timeout, args.total_timeout)
+    if jobs < 1 or args.memory < 256 or not all(0 < s < float("inf") for s in seconds):
+        return _fail(texts.BAD_LIMITS)
+    try:
+        shard = outputs.Shard.parse(args.shard)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if args.student and shard.count > 1:
+        return _fail(texts.STUDENT_AND_SHARD)
+    try:
+        work = _work(args)
+    except ValueError as exc:  # a mistake in course.toml, the roster or the times
+        return _fail(str(exc))
+    if problem := _writable(args.out):
+        return _fail(problem)
+    limits = Limits(exercise=args.timeout, cell=args.timeout, memory=args.memory * 2**20,
+                    run=args.total_timeout)
+    if ignored:  # once the command is known to be valid: a usage error stays one line
+        print(texts.WARN_IGNORED.format(count=len(ignored), ies="y" if len(ignored) == 1 else
+                                        "ies", folder=args.submissions,
+                                        names=", ".join(ignored)), file=sys.stderr)
+
+    def stop(signum: int, frame: object) -> None:  # every worker dies now, then we unwind
+        process.stop_all()
+        raise KeyboardInterrupt
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, stop)
+    try:
+        with progress.for_terminal() as shown:
+            results = grade.grade(
+                args.submissions,
+                args.out,
+                jobs=jobs,
+                limits=limits,
+                use_sandbox=not args.no_sandbox,
+                force=args.force,
+                solutions=args.solutions or course.SOLUTIONS,
+                shard=shard,
+                progress=shown,
+                work=work,
+                only=args.student,
+            )
+    except grade.GradingError as exc:
+        print(msg.CLI_ERROR.format(message=exc), file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, process.Stopped):
+        print(msg.INTERRUPTED.format(out=args.out), file=sys.stderr)
+        return INTERRUPTED
+    except OSError as exc:  # the output folder filled up or went away
+        return _fail(texts.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
+    try:  # the similar pairs, as written
+        similar = outputs.read(args.out).similar
+    except outputs.OutputError:  # written a moment ago: only if tampered with
+        similar = []
+    _show(results, similar, args.out)
+    return 0
+
+
+def _work(args: argparse.Namespace):
+    """What ``grade`` is asked to grade: the assignment, the roster and the times, each read
+    and checked (ValueError naming the file and line)."""
+    from grader import assignments
+    from grader.grading import grade, roster
+
+    config = args.config or assignments.CONFIG
+    work = grade.Work()
+    if args.assignment is not None:
+        work = grade.Work(assignments.find(args.assignment, config))
+    needs_config = args.roster is not None or args.times is not None
+    known = assignments.load(config) if needs_config and config.exists() else {}
+    people = roster.read_roster(args.roster, tuple(known)) if args.roster else None
+    times = roster.read_times(args.times, assignments.zone(config)) if args.times else {}
+    return grade.Work(work.assignment, people, times)
+
+
+def merge(args: argparse.Namespace) -> int:
+    from grader.grading import merge, outputs, texts
+
+    try:
+        batch, results, similar = merge.gather(args.slices, args.out)
+    except merge.MergeError as exc:
+        return _fail(str(exc))
+    if problem := _writable(args.out):
+        return _fail(problem)
+    try:
+        outputs.write(args.out, results, batch, similar)
+    except OSError as exc:
+        return _fail(texts.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
+    _show(results, similar, args.out)
+    return 0
+
+
+def _show(results, similar, out: Path) -> None:
+    """The gradebook and the summary on the terminal, then where the files are."""
+    from grader.grading import outputs, report, summary, texts
+
+    print(report.table(results))
+    print()
+    print(summary.text(results))
+    if similar:
+        print(texts.SIMILARITY_FOUND.format(count=len(similar),
+                                            page=out / outputs.SIMILARITY))
+    print(texts.WROTE_OUTPUTS.format(files=", ".join(str(out / name)
+                                                     for name in outputs.WRITTEN)))
