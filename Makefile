@@ -2,7 +2,7 @@
 # is missing first, exactly the versions in uv.lock, so a fresh machine needs only make and
 # Python 3.11, 3.12 or 3.13.
 
-EXTRAS := --extra dev
+EXTRAS := --extra grade --extra test
 include setup.mk
 
 SANITIZE := tests/nbval_sanitize.cfg

@@ -1,13 +1,14 @@
 # How the course is installed and opened, shared by the course's Makefile and the one of a
 # student bundle (`python -m grader release`): find a supported Python, fetch uv, install
 # exactly uv.lock into $(VENV)/, open JupyterLab. Set EXTRAS before including this file to
-# install extras of pyproject.toml (the course installs its dev extra; a student bundle none).
+# install extras of pyproject.toml (the course installs its grade and test extras; a student
+# bundle none: what a kernel needs).
 
 #: The Pythons the course runs on, newest first: pyproject.toml's requires-python, said for
 #: make (tests/test_environment.py checks that the two agree).
 SUPPORTED := 3.13 3.12 3.11
 #: The uv that installs from the lock, fetched into build/uv/ the first time (pyproject.toml's
-#: dev extra pins the same version).
+#: test extra pins the same version).
 UV_VERSION := 0.13.8
 UV := build/uv/bin/uv
 VENV := .venv
@@ -18,7 +19,7 @@ PORT ?=
 IP ?=
 ARGS ?=
 
-#: What `uv sync` installs besides the dependencies (e.g. --extra dev).
+#: What `uv sync` installs besides the dependencies (e.g. --extra grade).
 EXTRAS ?=
 
 .DEFAULT_GOAL := lab

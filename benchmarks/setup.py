@@ -6,7 +6,7 @@ Copies the repository's committed files into a temporary folder (no .venv/, no b
 times ``make .venv/.installed`` there with empty caches (uv's and pip's), as on a machine that
 never installed the course: uv fetched into build/uv/, then every package of uv.lock fetched
 and installed. With ``--pip``, also the route the course took before the lock, for comparison:
-a venv and ``pip install -e '.[dev]'``, which resolves every dependency anew.
+a venv and ``pip install -e '.[grade,test]'``, which resolves every dependency anew.
 
 It downloads everything each time (about 1 GB). Speed is measured here, never asserted in a
 test.
@@ -35,7 +35,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", default="", help="the interpreter make is given "
                         "(default: the one make picks)")
-    parser.add_argument("--pip", action="store_true", help="also time pip install -e '.[dev]'")
+    parser.add_argument("--pip", action="store_true",
+                        help="also time pip install -e '.[grade,test]'")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="course-setup-") as scratch:
         scratch = Path(scratch)
@@ -51,8 +52,8 @@ def main() -> None:
             venv = scratch / "pip-venv"
             seconds = timed([python, "-m", "venv", str(venv)], copy, env)
             seconds += timed([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                              "-e", ".[dev]"], copy, env)
-            print(f"{python}: venv + pip install -e '.[dev]', no cache: {seconds:.1f} s")
+                              "-e", ".[grade,test]"], copy, env)
+            print(f"{python}: venv + pip install -e '.[grade,test]', no cache: {seconds:.1f} s")
 
 
 if __name__ == "__main__":

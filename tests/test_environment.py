@@ -3,6 +3,7 @@ locked; the Pythons make accepts; the pinned JAX; the documented commands."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -25,7 +26,7 @@ ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text())
 MAKEFILE = (ROOT / "setup.mk").read_text()
 #: Both make files: the course's targets are found in one or the other.
 TARGETS = (ROOT / "Makefile").read_text() + MAKEFILE
-#: The uv of this environment (pyproject's dev extra): it reads the lock as `make` does.
+#: The uv of this environment (pyproject's test extra): it reads the lock as `make` does.
 UV = Path(sys.executable).parent / "uv"
 #: How `make lock` exports the lock for the conda route.
 EXPORT = ["export", "--frozen", "--no-hashes", "--no-emit-project"]
@@ -91,9 +92,9 @@ def test_environment_yml_installs_the_lock_on_a_supported_python():
 
 
 def test_this_environment_holds_exactly_the_locked_versions():
-    """Is every package the lock gives this Python (dev extra included) installed at the
+    """Is every package the lock gives this Python (every extra included) installed at the
     locked version: what make installed is what CI tested?"""
-    done = uv(*EXPORT, "--extra", "dev")
+    done = uv(*EXPORT, "--all-extras")
     assert done.returncode == 0, done.stderr
     wrong = []
     for line in done.stdout.splitlines():
@@ -112,10 +113,55 @@ def test_this_environment_holds_exactly_the_locked_versions():
     assert wrong == []
 
 
-def test_make_fetches_the_uv_the_dev_extra_pins():
-    """Is the uv that make bootstraps the version pyproject's dev extra (and so the lock)
+def test_a_student_install_holds_no_grading_or_test_tooling():
+    """Does a student's install (pyproject's dependencies, no extra) leave out every package
+    only grading or the tests name, and does every module of a student bundle import only the
+    standard library, the course and what that install brings (lazy imports included)?"""
+    from importlib.metadata import packages_distributions, requires
+
+    from grader.authoring import release
+
+    def name(requirement: str) -> str:
+        return re.sub(r"[-_.]+", "-", Requirement(requirement).name).lower()
+
+    base = {name(d) for d in PYPROJECT["project"]["dependencies"]}
+    extras = {name(d) for group in PYPROJECT["project"]["optional-dependencies"].values()
+              for d in group}
+    assert base.isdisjoint(extras)
+    installed, todo = set(), list(base)
+    while todo:  # what the student install brings: the dependencies, and theirs
+        found = todo.pop()
+        if found in installed:
+            continue
+        installed.add(found)
+        for line in requires(found) or []:
+            requirement = Requirement(line)
+            if requirement.marker is None or requirement.marker.evaluate({"extra": ""}):
+                todo.append(name(line))
+    provided = packages_distributions()
+    grader_only = tuple(release.GRADER_ONLY) + ("grader/hidden",)
+    wrong = []
+    for path in sorted((ROOT / "grader").rglob("*.py")):
+        where = path.relative_to(ROOT).as_posix()
+        if where.startswith(grader_only):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module] if isinstance(node, ast.ImportFrom) and not node.level
+                     else [])
+            for module in filter(None, names):
+                top = module.split(".")[0]
+                if top in sys.stdlib_module_names or top in ("grader", "__future__"):
+                    continue
+                if not {name(d) for d in provided.get(top, [])} & installed:
+                    wrong.append(f"{where} imports {module}")
+    assert wrong == []
+
+
+def test_make_fetches_the_uv_the_test_extra_pins():
+    """Is the uv that make bootstraps the version pyproject's test extra (and so the lock)
     holds?"""
-    pins = [Requirement(d) for d in PYPROJECT["project"]["optional-dependencies"]["dev"]]
+    pins = [Requirement(d) for d in PYPROJECT["project"]["optional-dependencies"]["test"]]
     (pinned,) = [str(r.specifier) for r in pins if r.name == "uv"]
     assert pinned == "==" + make_variable("UV_VERSION")
 

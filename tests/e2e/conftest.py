@@ -47,7 +47,7 @@ def missing_browser() -> str | None:
     if not CHROMIUM.exists():
         return f"{CHROMIUM} is missing (Debian: apt-get install chromium)"
     if importlib.util.find_spec("playwright") is None:
-        return "the playwright package is missing (pip install -e '.[dev]')"
+        return "the playwright package is missing (pip install -e '.[test]')"
     return None
 
 
