@@ -19,92 +19,9 @@ USAGE_ERROR = 2
 INTERRUPTED = 130
 
 
-def export(args: argparse.Namespace) -> int:
-    from grader.grading import export as exporting
-    from grader.grading import texts
-
-    try:
-        where, count = exporting.export(args.out, args.form, args.to)
-    except (exporting.ExportError, OSError) as exc:
-        return _fail(str(exc))
-    print(texts.EXPORT_WROTE.format(where=where, count=count, form=args.form))
-    return 0
-
-
-def validate(args: argparse.Namespace) -> int:
-    from grader.authoring import texts, validate
-
-    found = validate.problems(say=lambda line: print(line, flush=True))
-    for problem in found:
-        print(texts.VALIDATE_PROBLEM.format(problem=problem))
-    print(texts.VALIDATE_READY if not found else texts.VALIDATE_COUNT.format(count=len(found)))
-    return 1 if found else 0
-
-
-def release(args: argparse.Namespace) -> int:
-    from grader.authoring import release, texts
-
-    try:
-        files = release.release(args.destination, assignment=_assignment(args))
-    except (release.ReleaseError, OSError, ValueError) as exc:
-        return _fail(str(exc))
-    for folder, count in release.by_folder(files).items():
-        where = folder + "/" if folder != "." else texts.RELEASE_TOP_LEVEL
-        print(texts.RELEASE_FOLDER.format(folder=where, count=count))
-    print(texts.RELEASE_WROTE.format(count=len(files), destination=args.destination)
-          + (texts.RELEASE_FOR.format(assignment=args.assignment) if args.assignment else ""))
-    return 0
-
-
-def generate(args: argparse.Namespace) -> int:
-    from grader.authoring import generate, texts
-
-    for name in generate.generate():
-        print(texts.WROTE.format(path=name))
-    return 0
-
-
-def refresh_expected(args: argparse.Namespace) -> int:
-    from grader.authoring import refresh_expected, texts
-
-    try:
-        written = refresh_expected.refresh(args.lessons)
-    except ValueError as exc:
-        return _fail(str(exc))
-    for path in written:
-        print(texts.WROTE.format(path=path))
-    return 0
-
-
-def _assignment(args: argparse.Namespace):
-    """The assignment ``--assignment`` names, or None (ConfigError if there is none such)."""
-    from grader import assignments
-
-    if args.assignment is None:
-        return None
-    return assignments.find(args.assignment, args.config or assignments.CONFIG)
-
-
-def _fail(message: str) -> int:
-    print(msg.CLI_ERROR.format(message=message), file=sys.stderr)
-    return USAGE_ERROR
-
-
-def _writable(out: Path) -> str | None:
-    """Why ``out`` cannot be written as a folder, or None if it can (it is created)."""
-    from grader.grading import texts
-
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        return texts.OUT_NOT_WRITABLE.format(out=out, why=exc.strerror or exc)
-    return None
-
-
 def grade(args: argparse.Namespace) -> int:
+    """``grade SUBMISSIONS --out OUT``: check what the arguments name, grade the class (or
+    a slice of it, or some students again), show the gradebook and say what was written."""
     from grader import course
     from grader.grading import grade, outputs, progress, texts
     from grader.workers import process
@@ -202,6 +119,7 @@ def _work(args: argparse.Namespace):
 
 
 def merge(args: argparse.Namespace) -> int:
+    """``merge SLICE... --out OUT``: the slices put together into one output folder."""
     from grader.grading import merge, outputs, texts
 
     try:
@@ -230,3 +148,93 @@ def _show(results, similar, out: Path) -> None:
                                             page=out / outputs.SIMILARITY))
     print(texts.WROTE_OUTPUTS.format(files=", ".join(str(out / name)
                                                      for name in outputs.WRITTEN)))
+
+
+def export(args: argparse.Namespace) -> int:
+    """``export OUT --format F``: the gradebook in the columns of an LMS's import."""
+    from grader.grading import export as exporting
+    from grader.grading import texts
+
+    try:
+        where, count = exporting.export(args.out, args.form, args.to)
+    except (exporting.ExportError, OSError) as exc:
+        return _fail(str(exc))
+    print(texts.EXPORT_WROTE.format(where=where, count=count, form=args.form))
+    return 0
+
+
+def validate(args: argparse.Namespace) -> int:
+    """``validate``: is the course ready to hand out? Each step said as it is done."""
+    from grader.authoring import texts, validate
+
+    found = validate.problems(say=lambda line: print(line, flush=True))
+    for problem in found:
+        print(texts.VALIDATE_PROBLEM.format(problem=problem))
+    print(texts.VALIDATE_READY if not found else texts.VALIDATE_COUNT.format(count=len(found)))
+    return 1 if found else 0
+
+
+def release(args: argparse.Namespace) -> int:
+    """``release DIR``: the student bundle, and what it holds per folder."""
+    from grader.authoring import release, texts
+
+    try:
+        files = release.release(args.destination, assignment=_assignment(args))
+    except (release.ReleaseError, OSError, ValueError) as exc:
+        return _fail(str(exc))
+    for folder, count in release.by_folder(files).items():
+        where = folder + "/" if folder != "." else texts.RELEASE_TOP_LEVEL
+        print(texts.RELEASE_FOLDER.format(folder=where, count=count))
+    print(texts.RELEASE_WROTE.format(count=len(files), destination=args.destination)
+          + (texts.RELEASE_FOR.format(assignment=args.assignment) if args.assignment else ""))
+    return 0
+
+
+def generate(args: argparse.Namespace) -> int:
+    """``generate``: exercises/ and the tables made from the course's one list."""
+    from grader.authoring import generate, texts
+
+    for name in generate.generate():
+        print(texts.WROTE.format(path=name))
+    return 0
+
+
+def refresh_expected(args: argparse.Namespace) -> int:
+    """``refresh-expected [LESSON...]``: the public tests' stored expected values."""
+    from grader.authoring import refresh_expected, texts
+
+    try:
+        written = refresh_expected.refresh(args.lessons)
+    except ValueError as exc:
+        return _fail(str(exc))
+    for path in written:
+        print(texts.WROTE.format(path=path))
+    return 0
+
+
+def _assignment(args: argparse.Namespace):
+    """The assignment ``--assignment`` names, or None (ConfigError if there is none such)."""
+    from grader import assignments
+
+    if args.assignment is None:
+        return None
+    return assignments.find(args.assignment, args.config or assignments.CONFIG)
+
+
+def _fail(message: str) -> int:
+    print(msg.CLI_ERROR.format(message=message), file=sys.stderr)
+    return USAGE_ERROR
+
+
+def _writable(out: Path) -> str | None:
+    """Why ``out`` cannot be written as a folder, or None if it can (it is created)."""
+    from grader.grading import texts
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        return texts.OUT_NOT_WRITABLE.format(out=out, why=exc.strerror or exc)
+    return None
