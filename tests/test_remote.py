@@ -14,7 +14,7 @@ import pytest
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.framework import cases, probes
+from grader.framework import cases, placement, probes
 from grader.remote import Remote
 from grader.workers.worker import SEALED, Worker
 
@@ -68,7 +68,7 @@ def test_a_call_gives_back_what_the_function_returned(remote):
     out = remote("scale")(x, factor=3.0)
     assert isinstance(out, jax.Array) and out.sharding == x.sharding
     np.testing.assert_array_equal(out, 3 * np.arange(8.0))
-    assert probes.layout(out) == probes.layout(x * 3)
+    assert placement.layout(out) == placement.layout(x * 3)
 
 
 def test_what_the_function_raises_is_raised_under_its_own_name(remote):

@@ -106,18 +106,23 @@ def same(*keys: str, hints: Sequence[Hint] = ()) -> Callable[[dict, dict], Verdi
                 return Verdict(False, f"measurement {key!r} is missing")
             problem = difference(got[key], want[key], "the result" if key == "result" else key)
             if problem:
-                hint = next((h.text for h in hints if _applies(h, got, want)), None)
+                hint = first_hint(hints, got, want)
                 return Verdict(False, problem, hint)
         return PASS
 
     return judge
 
 
-def _applies(hint: Hint, got: dict, want: dict) -> bool:
-    try:
-        return bool(hint.when(got, want))
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return False
+def first_hint(hints: Sequence[Hint], got: dict, want: dict) -> str | None:
+    """The text of the first of ``hints`` whose condition holds; a condition that cannot be
+    evaluated on what a submission returned (a missing key, a wrong type) does not hold."""
+    for hint in hints:
+        try:
+            if hint.when(got, want):
+                return hint.text
+        except (AttributeError, KeyError, TypeError, ValueError):
+            continue
+    return None
 
 
 def traces(primitive: str, axis: str, hint: str | None = None) -> Callable[[dict, dict], Verdict]:

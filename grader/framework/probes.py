@@ -264,14 +264,3 @@ def summarise(program: Program) -> dict[str, Any]:
     shard_map): its collectives are there, over no named axis, and it has no shard_map.
     """
     return {**hlo.traced(program.module), "devices": program.exported.nr_devices}
-
-
-def layout(x: Any) -> dict[str, Any]:
-    """Where an array lives: its shard shapes in device order and the devices holding them."""
-    if not isinstance(x, jax.Array):
-        return {"on_devices": 0, "shard_shapes": []}
-    shards = sorted(x.addressable_shards, key=lambda s: s.device.id)
-    return {
-        "on_devices": len({s.device.id for s in shards}),
-        "shard_shapes": [list(s.data.shape) for s in shards],
-    }

@@ -15,7 +15,7 @@ from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
 from grader.framework.hlo import collectives
-from grader.framework.judge import PASS, Verdict, difference, runs_on_mesh, traces
+from grader.framework.judge import PASS, Verdict, difference, first_hint, runs_on_mesh, traces
 from grader.framework.placement import layout
 from grader.framework.probes import hlo_collectives, jitted, program_summary, trailing
 from grader.hints import experts as hints
@@ -52,17 +52,9 @@ def what_runs(key: str, hints: tuple = ()):
         problem = difference(got.get("result"), want[key])
         if problem is None:
             return PASS
-        return Verdict(False, problem, next((h.text for h in hints if _applies(h, got, want)),
-                                            None))
+        return Verdict(False, problem, first_hint(hints, got, want))
 
     return judge
-
-
-def _applies(hint, got: dict, want: dict) -> bool:
-    try:
-        return bool(hint.when(got, want))
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return False
 
 
 # --- the lesson's layer, one expert per device: what a capacity really drops -------------

@@ -12,7 +12,15 @@ from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
 from grader.framework.hlo import collectives_in_hlo
-from grader.framework.judge import PASS, Hint, Verdict, close, difference, result_close_to
+from grader.framework.judge import (
+    PASS,
+    Hint,
+    Verdict,
+    close,
+    difference,
+    first_hint,
+    result_close_to,
+)
 from grader.framework.placement import layout
 from grader.framework.probes import Program, hlo_collectives, measure
 from grader.hints import sequence as hints
@@ -183,17 +191,10 @@ def predicts_the_counted_bytes(got: dict, want: dict) -> Verdict:
     counted = np.atleast_1d(np.asarray(want["counted"], np.float64))
     problem = difference(got.get("result"), counted)
     if problem:
-        hint = next((h.text for h in BYTES_HINTS if _applies(h, got, want)), None)
+        hint = first_hint(BYTES_HINTS, got, want)
         return Verdict(False, hints.MSG_NOT_COUNTED.format(
             got=describe(got.get("result")), counted=describe(counted)), hint)
     return PASS
-
-
-def _applies(hint: Hint, got: dict, want: dict) -> bool:
-    try:
-        return bool(hint.when(got, want))
-    except (AttributeError, KeyError, TypeError, ValueError):
-        return False
 
 
 def describe(value) -> str:

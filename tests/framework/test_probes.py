@@ -15,7 +15,7 @@ import pytest
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.framework import hlo, plain, probes
+from grader.framework import hlo, placement, plain, probes
 
 N = 8
 
@@ -276,31 +276,31 @@ def test_the_verifier_refuses_what_is_not_a_program(measures, blob, error):
 def test_layout_of_a_row_sharded_array(mesh):
     """Is a (16, 3) array split over 8 devices seen as eight (2, 3) shards?"""
     x = jax.device_put(jnp.ones((16, 3)), NamedSharding(mesh, P("data")))
-    assert probes.layout(x) == {"on_devices": N, "shard_shapes": [[2, 3]] * N}
+    assert placement.layout(x) == {"on_devices": N, "shard_shapes": [[2, 3]] * N}
 
 
 def test_layout_of_a_replicated_array(mesh):
     """Is a replicated array a full copy on each of the 8 devices?"""
     x = jax.device_put(jnp.arange(16.0), NamedSharding(mesh, P()))
-    assert probes.layout(x) == {"on_devices": N, "shard_shapes": [[16]] * N}
+    assert placement.layout(x) == {"on_devices": N, "shard_shapes": [[16]] * N}
 
 
 def test_layout_of_an_array_on_one_device():
     """Does an array on a single device have one shard of its full shape?"""
     x = jax.device_put(jnp.arange(16.0), jax.devices()[3])
-    assert probes.layout(x) == {"on_devices": 1, "shard_shapes": [[16]]}
+    assert placement.layout(x) == {"on_devices": 1, "shard_shapes": [[16]]}
 
 
 def test_layout_of_a_pmap_result_is_one_row_per_device():
     """Does a pmap result live as one row on each device?"""
     out = jax.pmap(lambda row: row + 1)(jnp.ones((N, 3)))
-    assert probes.layout(out) == {"on_devices": N, "shard_shapes": [[1, 3]] * N}
+    assert placement.layout(out) == {"on_devices": N, "shard_shapes": [[1, 3]] * N}
 
 
 def test_layout_of_something_that_is_not_a_jax_array():
     """Is a numpy array or a list said to be on no device?"""
-    assert probes.layout(np.ones(4)) == {"on_devices": 0, "shard_shapes": []}
-    assert probes.layout([1, 2]) == {"on_devices": 0, "shard_shapes": []}
+    assert placement.layout(np.ones(4)) == {"on_devices": 0, "shard_shapes": []}
+    assert placement.layout([1, 2]) == {"on_devices": 0, "shard_shapes": []}
 
 
 

@@ -11,6 +11,7 @@ import jax
 import pytest
 
 import grader.framework.cases
+import grader.framework.placement
 import grader.framework.probes
 import grader.workers.seal
 from grader.workers.seal import Seal
@@ -42,10 +43,10 @@ def test_a_method_of_a_class_is_put_back(seal):
 
 
 def test_swapped_code_is_put_back(seal):
-    code = grader.framework.probes.layout.__code__
-    grader.framework.probes.layout.__code__ = (lambda x: {}).__code__
-    assert seal.restore() == ["grader.framework.probes.layout.__code__"]
-    assert grader.framework.probes.layout.__code__ is code
+    code = grader.framework.placement.layout.__code__
+    grader.framework.placement.layout.__code__ = (lambda x: {}).__code__
+    assert seal.restore() == ["grader.framework.placement.layout.__code__"]
+    assert grader.framework.placement.layout.__code__ is code
 
 
 def test_a_module_replaced_in_sys_modules_is_put_back(seal):
@@ -64,10 +65,10 @@ def test_a_name_added_to_the_grader_is_removed_but_imports_stay(seal):
 
 
 def test_a_deleted_function_comes_back(seal):
-    real = grader.framework.probes.layout
-    del grader.framework.probes.layout
-    assert seal.restore() == ["grader.framework.probes.layout"]
-    assert grader.framework.probes.layout is real
+    real = grader.framework.placement.layout
+    del grader.framework.placement.layout
+    assert seal.restore() == ["grader.framework.placement.layout"]
+    assert grader.framework.placement.layout is real
 
 
 def test_data_of_a_sealed_module_is_put_back(seal):
