@@ -32,6 +32,7 @@ is a copy in memory). It is what a learner can compare between programs, not a m
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -187,7 +188,7 @@ class Module:
     entry: str | None
     partitions: int | None
 
-    @property
+    @functools.cached_property
     def types(self) -> dict[str, str]:
         """Each instruction's result type by its name."""
         return {i.name: i.type for i in self.instructions}
