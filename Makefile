@@ -7,7 +7,7 @@ include setup.mk
 
 SANITIZE := tests/nbval_sanitize.cfg
 
-.PHONY: test grade exercises expected lock bench container clean
+.PHONY: test grade exercises lessons expected lock bench container clean
 
 ## The whole test suite: grader unit tests, solutions vs hidden tests, stubs score zero,
 ## exercises/ in sync, every notebook executed, and nbval over the lessons.
@@ -24,6 +24,12 @@ grade: $(INSTALLED)
 ## Regenerate exercises/, start_here.ipynb's table and docs/students.md's from grader/course.py.
 exercises: $(INSTALLED)
 	$(BIN)/python -m grader generate
+
+## Run lessons top to bottom and save them executed, after changing them:
+## `make lessons` (all ten) or `make lessons NOTEBOOKS=notebooks/07_cost.ipynb`.
+NOTEBOOKS ?= $(wildcard notebooks/*.ipynb)
+lessons: $(INSTALLED)
+	$(BIN)/python -m grader.authoring.execute $(NOTEBOOKS)
 
 ## Recompute the public tests' expected values from solutions/.
 expected: $(INSTALLED)

@@ -359,7 +359,7 @@ EXERCISES: tuple[Exercise, ...] = (
     Exercise(
         "dispatch_bytes",
         lesson="10_experts",
-        summary="Predict the bytes one device sends in the MoE dispatch all-to-all (ring model).",
+        summary="Predict the bytes one device sends in the dispatch all-to-all of an MoE layer.",
         all_devices=True,
     ),
     Exercise(

@@ -25,9 +25,11 @@ a name scope that reads ``all-reduce(`` or ``to_apply=%x`` is a name and nothing
 :func:`traced`: the collectives by the JAX primitive that traced to them and the mesh axes
 they act over, and the shard_maps with their manual axes.
 
-Bytes sent follow one stated model, :data:`RING_MODEL`: each collective runs as a ring over
-the ``n`` devices of its group (XLA may pick another algorithm; on one machine's CPU "sending"
-is a copy in memory). It is what a learner can compare between programs, not a measurement.
+Bytes sent follow one stated model, :data:`TRAFFIC_MODEL`: the reductions and gathers run as a
+ring over the ``n`` devices of their group, an all-to-all as a direct exchange (each piece
+straight to the device it is for, as over a switch), a collective-permute point to point. XLA
+may pick other algorithms, and on one machine's CPU "sending" is a copy in memory: the model is
+what a learner can compare between programs, not a measurement.
 """
 
 from __future__ import annotations
@@ -59,15 +61,17 @@ ITEMSIZE = {
     "f8e5m2fnuz": 1, "f8e4m3b11fnuz": 1, "f8e3m4": 1, "f4e2m1fn": 0.5, "f8e8m0fnu": 1,
 }
 
-#: What each device sends in one collective of a group of ``n`` devices, if it runs as a ring:
-#: an all-reduce is a reduce-scatter then an all-gather of the n pieces of its operand; an
-#: all-gather passes n - 1 blocks on; a reduce-scatter and an all-to-all send all but the
-#: device's own n-th of the operand; a collective-permute sends the operand to its target.
-RING_MODEL = {
-    "all-reduce": ("2(n-1)/n × operand", lambda n: 2 * (n - 1) / n),
-    "all-gather": ("(n-1) × operand", lambda n: n - 1),
-    "reduce-scatter": ("(n-1)/n × operand", lambda n: (n - 1) / n),
-    "all-to-all": ("(n-1)/n × operand", lambda n: (n - 1) / n),
+#: What each device sends in one collective of a group of ``n`` devices. Around a ring, an
+#: all-reduce is a reduce-scatter then an all-gather of the n pieces of its operand, an
+#: all-gather passes n - 1 blocks on, a reduce-scatter sends all but the device's own n-th of
+#: the operand. In a direct exchange an all-to-all sends each other device its piece once, all
+#: but its own n-th (around a ring, pieces would be forwarded and cost more). A
+#: collective-permute sends the operand to its target.
+TRAFFIC_MODEL = {
+    "all-reduce": ("2(n-1)/n × operand, a ring", lambda n: 2 * (n - 1) / n),
+    "all-gather": ("(n-1) × operand, a ring", lambda n: n - 1),
+    "reduce-scatter": ("(n-1)/n × operand, a ring", lambda n: (n - 1) / n),
+    "all-to-all": ("(n-1)/n × operand, a direct exchange", lambda n: (n - 1) / n),
     "collective-permute": ("the operand to its target", lambda n: 1),
 }
 
@@ -273,7 +277,7 @@ class Collective:
     """One collective of a compiled program, as each device runs it.
 
     ``operands`` and ``result`` are (dtype, shape) pairs per device; ``bytes`` is the size of
-    the operands on one device, ``sent`` the bytes one device sends under :data:`RING_MODEL`
+    the operands on one device, ``sent`` the bytes one device sends under :data:`TRAFFIC_MODEL`
     (the most any device sends, for a collective-permute; None when the group is not known);
     ``groups`` lists the groups of device ids that communicate (None when XLA printed them in
     a form this module does not know: see ``groups_text``), ``pairs`` the (source, target)
@@ -349,7 +353,7 @@ def count_collectives(text: str) -> dict[str, int]:
 def bytes_sent(op: str, operand_bytes: int, groups: tuple[tuple[int, ...], ...] | None,
                pairs: tuple[tuple[int, int], ...] = (), n_devices: int | None = None
                ) -> float | None:
-    """The bytes one device sends in a collective under :data:`RING_MODEL` (a device of the
+    """The bytes one device sends in a collective under :data:`TRAFFIC_MODEL` (a device of the
     largest group; for a collective-permute, the most any device sends); None if unknown.
 
     ``groups`` are the device groups as :func:`parse_replica_groups` gives them (``()``: one
@@ -364,7 +368,21 @@ def bytes_sent(op: str, operand_bytes: int, groups: tuple[tuple[int, ...], ...] 
     if groups is None or (groups == () and n_devices is None):
         return None
     n = max((len(g) for g in groups), default=n_devices)
-    return operand_bytes * RING_MODEL[op][1](n) if n > 1 else 0.0
+    return operand_bytes * TRAFFIC_MODEL[op][1](n) if n > 1 else 0.0
+
+
+@functools.cache
+def kept_on_one_device() -> bool:
+    """Whether this backend compiles a collective over a group of one device: the CPU's keeps
+    it (a copy), a GPU's drops it. Measured once, on a psum over the first device, so that a
+    lesson run on one device states what it sees rather than what one backend does."""
+    import jax
+    from jax.sharding import AxisType, PartitionSpec
+
+    one = jax.make_mesh((1,), ("one",), axis_types=(AxisType.Auto,), devices=jax.devices()[:1])
+    psum = jax.shard_map(lambda block: jax.lax.psum(block, "one"), mesh=one,
+                         in_specs=PartitionSpec("one"), out_specs=PartitionSpec())
+    return bool(collectives(psum, np.zeros(1, np.float32)))
 
 
 # --- what one device receives, loops counted --------------------------------------------------

@@ -154,7 +154,7 @@ def four_experts_per_device_float32(fn):
 @case("dispatch_bytes", hidden=True, hints=BYTES_HINTS)
 def two_experts_per_device_bfloat16(fn):
     """Compared with the reference's prediction only: XLA on CPU converts a bfloat16
-    all-to-all to float32 and sends twice the bytes (the ring model counts bfloat16)."""
+    all-to-all to float32 and sends twice the bytes (the traffic model counts bfloat16)."""
     args = (16, 8, 2 * jax.device_count(), 1.25, 2)
     return {"result": float(fn(*args)), **bytes_context(*args)}
 

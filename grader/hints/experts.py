@@ -19,8 +19,8 @@ HINT_DROPPED_NOT_KEPT = (
 # --- dispatch_bytes -------------------------------------------------------------------------
 HINT_BYTES_OWN_PIECE = (
     "This is the size of the whole buffer a device holds, (n_experts, capacity, d_model). In "
-    "an all-to-all each device keeps the piece meant for itself: under the ring model it "
-    "sends (n - 1) / n of its buffer."
+    "an all-to-all each device keeps the piece meant for itself: exchanged directly, it "
+    "sends the other n - 1 devices their pieces: (n - 1) / n of its buffer."
 )
 HINT_BYTES_CAPACITY = (
     "The buffers have a fixed shape, (n_experts, capacity, d_model) with capacity = "

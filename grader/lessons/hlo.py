@@ -3,22 +3,23 @@ talks to whom.
 
 This is :mod:`grader.framework.hlo`, the course's one reader of program text, under the name
 the notebooks import; its docstring says how the text is read and which model of bytes sent
-(:data:`RING_MODEL`) the lessons compare programs by.
+(:data:`TRAFFIC_MODEL`) the lessons compare programs by.
 """
 
 from grader.framework.hlo import (
     COLLECTIVES,
     ITEMSIZE,
-    RING_MODEL,
+    TRAFFIC_MODEL,
     Collective,
     bytes_sent,
     collective_names,
     collectives,
     collectives_in_hlo,
     compiled_text,
+    kept_on_one_device,
     parse_replica_groups,
 )
 
-__all__ = ["COLLECTIVES", "ITEMSIZE", "RING_MODEL", "Collective", "bytes_sent",
+__all__ = ["COLLECTIVES", "ITEMSIZE", "TRAFFIC_MODEL", "Collective", "bytes_sent",
            "collective_names", "collectives", "collectives_in_hlo", "compiled_text",
-           "parse_replica_groups"]
+           "kept_on_one_device", "parse_replica_groups"]

@@ -8,7 +8,7 @@ the shardings the program was compiled for, as PartitionSpecs over the mesh wher
 the program (one of ``f``'s ``shard_map``, or of a sharded argument) lays the array out that
 way. In a notebook it shows as an HTML table; ``print`` gives the same as text.
 
-Bytes sent follow one stated model, :data:`grader.lessons.hlo.RING_MODEL`; how the HLO is
+Bytes sent follow one stated model, :data:`grader.lessons.hlo.TRAFFIC_MODEL`; how the HLO is
 read is told in :mod:`grader.lessons.hlo`.
 """
 
@@ -28,12 +28,12 @@ import numpy as np
 from grader.framework.hlo import COLLECTIVES
 from grader.lessons import texts
 from grader.lessons.drawing import function_name, parameter_names, spec_text
-from grader.lessons.hlo import RING_MODEL, Collective, collectives_in_hlo
+from grader.lessons.hlo import TRAFFIC_MODEL, Collective, collectives_in_hlo
 from grader.palette import device_colour
 
 #: The footnote of the "bytes sent" column: the model in words (template in grader.messages).
-RING_NOTE = texts.RING_NOTE.format(
-    rules="; ".join(f"{op} {rule}" for op, (rule, _) in RING_MODEL.items())
+TRAFFIC_NOTE = texts.TRAFFIC_NOTE.format(
+    rules="; ".join(f"{op} {rule}" for op, (rule, _) in TRAFFIC_MODEL.items())
 )
 
 
@@ -74,7 +74,7 @@ class Report:
 
     @property
     def total_sent(self) -> float | None:
-        """Bytes each device sends, all collectives together, under :data:`RING_MODEL` (None
+        """Bytes each device sends, all collectives together, under :data:`TRAFFIC_MODEL` (None
         if a collective's group is not known)."""
         if any(c.sent is None for c in self.collectives):
             return None
@@ -89,7 +89,7 @@ class Report:
         return (f"{self.function}: {len(self.collectives)} collective"
                 f"{'s' if len(self.collectives) != 1 else ''} ({ops}); per device "
                 f"{self.total_bytes} bytes of operands, {_bytes(self.total_sent)} bytes sent "
-                "(ring model)")
+                "(traffic model)")
 
     # --- renderings ------------------------------------------------------------------------
     def __str__(self) -> str:
@@ -100,7 +100,7 @@ class Report:
             rows += [(c.op, _moved(c), str(c.bytes), _bytes(c.sent), _groups_text(c))
                      for c in self.collectives]
             lines += _table(rows)
-            lines += textwrap.wrap(f"* {RING_NOTE}", width=96, initial_indent="  ",
+            lines += textwrap.wrap(f"* {TRAFFIC_NOTE}", width=96, initial_indent="  ",
                                    subsequent_indent="    ")
         for title, infos in (("inputs", self.inputs), ("outputs", self.outputs)):
             lines.append(f"{title}:")
@@ -127,7 +127,7 @@ class Report:
                     f"<td {cells}>{c.bytes}</td><td {cells}>{_bytes(c.sent)}</td>"
                     f"<td {cells}>{_groups_html(c)}</td></tr>"
                 )
-            parts.append(f'</table><p class="ring-model"><small>* {html.escape(RING_NOTE)}'
+            parts.append(f'</table><p class="ring-model"><small>* {html.escape(TRAFFIC_NOTE)}'
                          "</small></p>")
         for title, infos in (("Inputs", self.inputs), ("Outputs", self.outputs)):
             parts.append(

@@ -49,10 +49,11 @@ SHARD_MAP_DIFFERS_ON_FLOATS = "{name} gives other values on a float copy of the 
 
 # --- compiled-code inspector (grader/lessons/inspector.py) --------------------------------
 #: The footnote of the "bytes sent" column; {rules} is the rule of each collective of
-#: grader.lessons.hlo.RING_MODEL, "op rule; op rule; ...".
-RING_NOTE = (
-    "bytes sent: what each device sends if the collective runs as a ring over the n devices "
-    "of its group: {rules} (a model: XLA may choose another algorithm)"
+#: grader.lessons.hlo.TRAFFIC_MODEL, "op rule; op rule; ...".
+TRAFFIC_NOTE = (
+    "bytes sent: what each device sends to the others of its group of n devices, the "
+    "reductions and gathers passed around a ring, an all-to-all exchanged directly: {rules} "
+    "(a model: XLA may choose another algorithm)"
 )
 
 # --- interactive explorers (grader/lessons/explorer.py) -----------------------------------

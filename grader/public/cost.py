@@ -128,7 +128,7 @@ def reference_step(strategy: str, mesh, lr: float = 0.1):
 
 
 def measured_bytes_sent(strategy: str, batch: int, d_in: int, d_out: int, n: int) -> float:
-    """The bytes one device sends in the compiled reference step (the course's ring model,
+    """The bytes one device sends in the compiled reference step (the course's traffic model,
     grader.framework.hlo), all collectives together."""
     mesh = sub_mesh(n)
     step, specs = reference_step(strategy, mesh)
@@ -341,7 +341,7 @@ def reduce_scatters_gradients_and_gathers_params(fn):
 @measure
 def cost_bytes_sent(program: Program) -> float | None:
     """The bytes one device sends in the compiled program, all collectives together, under
-    the course's ring model (grader.framework.hlo); None when a collective's group is unknown."""
+    the course's traffic model (grader.framework.hlo); None when a collective's group is unknown."""
     sent = [c.sent for c in collectives_in_hlo(program.compiled)]
     return None if any(s is None for s in sent) else float(sum(sent))
 

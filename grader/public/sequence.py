@@ -169,7 +169,7 @@ def ring_attention(q, k, v):
 @measure
 def seq_ring_bytes_sent(program: Program) -> float:
     """The bytes one device sends in the collective-permutes of a compiled program, under the
-    lesson's ring model (grader.framework.hlo)."""
+    lesson's traffic model (grader.framework.hlo)."""
     return float(sum(c.sent or 0 for c in collectives_in_hlo(program.compiled)
                      if c.op == "collective-permute"))
 

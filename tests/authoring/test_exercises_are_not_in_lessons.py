@@ -15,6 +15,13 @@ Code is compared after normalising it, so that renaming variables does not hide 
 A solution is a retyped lesson when its sequence of normalised statements appears,
 contiguously and in order, among the statements of one lesson code cell or of the body of
 one function a lesson defines.
+
+A second, looser check measures how much of each solution a lesson cell holds, with the
+fingerprints the grader's similarity report uses (names and strings normalised, see
+:mod:`grader.grading.similarity`): the share of the solution's fingerprints found in the
+closest lesson cell. Above :data:`CLOSE` a pair must be one a person read and accepted
+(:data:`REVIEWED`) or an exercise waiting to be replaced (:data:`TO_REPLACE`); the closest
+pairs are printed with the test's output (``pytest -rP``).
 """
 
 from __future__ import annotations
@@ -219,6 +226,85 @@ def test_no_solution_is_a_lesson_retyped():
     lessons = [Lesson.read(p) for p in sorted(course.LESSON_NOTEBOOKS.glob("*.ipynb"))]
     assert lessons, "no lessons"
     assert retyped_solutions(course_solutions(), lessons) == []
+
+
+# --- how much of a solution a lesson cell holds, fingerprinted ----------------------------
+#: A solution whose share of fingerprints found in one lesson cell reaches this was read.
+CLOSE = 0.45
+#: A solution with fewer fingerprints than this is a line or two, which some lesson cell
+#: always resembles (a pair of PartitionSpecs, a formula): not compared.
+FEWEST = 20
+#: Pairs above CLOSE that were read and are a new step all the same, and why.
+REVIEWED = {
+    "allreduce_from_ppermute": "lesson 9's ring passes blocks with ppermute; the exercise builds "
+                               "a reduction out of that loop, which no lesson does",
+    "moe_two_experts_per_device": "lesson 10's layer with one expert per device; two per "
+                                  "device change every buffer's shape and the routing",
+}
+#: Exercises that are a lesson cell again (issue 32), to be replaced: when one is, its name
+#: leaves this list, or the test fails.
+TO_REPLACE = {"dp_train_step", "global_batch", "shard_map_psum", "ring_shift",
+              "per_device_uniform", "data_parallel_grads", "per_device_normal"}
+
+
+def closest_cells(solutions: Iterable[tuple[str, str]], lessons: dict[str, Sequence[str]]
+                  ) -> list[tuple[float, str, str]]:
+    """(share, solution, lesson cell) for every solution function with at least FEWEST
+    fingerprints: the share of them found in the lesson code cell that holds the most, the
+    closest first."""
+    from copydetect import compare_files
+
+    from grader.grading import similarity
+
+    cells = [(f"{name} code cell {i + 1}", similarity._fingerprint(similarity.normalised(tree)))
+             for name, sources in lessons.items() for i, source in enumerate(sources)
+             if (tree := similarity._parse(source)) is not None]
+    found = []
+    for _, source in solutions:
+        for function in solution_functions(source):
+            print_ = similarity._fingerprint(similarity.normalised(function))
+            if len(print_.hashes) < FEWEST:
+                continue
+            share, cell = max(((float(compare_files(print_, other)[1][0]), name)
+                               for name, other in cells), default=(0.0, ""))
+            found.append((share, function.name, cell))
+    return sorted(found, reverse=True)
+
+
+def test_every_solution_close_to_a_lesson_cell_was_read():
+    """Is every solution that a lesson cell largely holds (fingerprinted, names and strings
+    normalised) either reviewed as a new step or listed to be replaced, and no other?"""
+    lessons = {p.stem: [c.source for c in nbformat.read(p, as_version=4).cells
+                        if c.cell_type == "code"]
+               for p in sorted(course.LESSON_NOTEBOOKS.glob("*.ipynb"))}
+    closest = closest_cells(course_solutions(), lessons)
+    print("the closest solutions to a lesson cell (share of fingerprints found in it):")
+    for share, name, cell in closest[:12]:
+        print(f"  {share:.2f}  {name:28} {cell}")
+    close = {name for share, name, _ in closest if share >= CLOSE}
+    assert close - REVIEWED.keys() - TO_REPLACE == set()  # a new one: read it
+    assert TO_REPLACE - close == set()  # replaced: take it off the list
+    assert REVIEWED.keys() <= close  # no longer close: take it off
+
+
+def test_a_renamed_padded_copy_is_close_and_a_new_step_is_not():
+    """Does the fingerprint check find a lesson function copied with new names and a useless
+    statement added, and pass one that does something else with the same calls?"""
+    lesson = {"lesson": [
+        "def count_above(block, threshold):\n"
+        "    local = jnp.sum(block > threshold)\n"
+        "    total = jax.lax.psum(local, 'data')\n"
+        "    return jax.lax.pcast(total, 'data', to='varying')\n"]}
+    copied = solution("hits = jnp.sum(arr > grid)\nunused = 0\n"
+                      "everyone = jax.lax.psum(hits, 'data')\n"
+                      "return jax.lax.pcast(everyone, 'data', to='varying')")
+    other = solution("order = jnp.argsort(arr)\nlargest = jax.lax.pmax(arr.max(), 'data')\n"
+                     "return jnp.where(order < grid, arr / largest, 0.0)")
+    shares = {name: share for share, name, _ in closest_cells(
+        [("copied", copied.replace("exercise", "copied")),
+         ("other", other.replace("exercise", "other"))], lesson)}
+    print(shares)
+    assert shares["copied"] >= CLOSE > shares["other"]
 
 
 # --- the check itself ----------------------------------------------------------------------

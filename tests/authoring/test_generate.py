@@ -11,7 +11,7 @@ import nbformat
 import pytest
 
 from grader import course
-from grader.authoring import generate
+from grader.authoring import execute, generate
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -94,6 +94,44 @@ def test_every_lesson_cell_was_executed_in_order_and_saved(path):
     assert [c.execution_count for c in cells] == list(range(1, len(cells) + 1))
     assert sum(bool(c.outputs) for c in cells) >= len(cells) // 2
     assert cell_errors_match_tags(nbformat.read(path, as_version=4)) == []
+
+
+#: An absolute path into a folder of files: what a stored output must not show of the machine
+#: the notebook ran on.
+ABSOLUTE_PATH = re.compile(r"(?<![\w.:/\-])/(?:[\w.\-]+/)+[\w.\-]+\.py\b")
+_COLOUR = re.compile(r"\x1b\[[\d;]*m")
+
+
+def absolute_paths(text: str) -> list[str]:
+    """The absolute paths of Python files in ``text``, terminal colours left out."""
+    return ABSOLUTE_PATH.findall(_COLOUR.sub("", text))
+
+
+@pytest.mark.parametrize("path", [*LESSONS, *SOLVED, ROOT / "start_here.ipynb"],
+                         ids=lambda p: p.name)
+def test_no_stored_output_names_the_folders_it_ran_in(path):
+    """Does every traceback and output name files relative to the repository or the
+    environment (``site-packages/jax/...``), never the author's own folders? (A cell's own
+    file, ``/tmp/ipykernel_*``, is the kernel's, the same for everyone.)"""
+    cells = nbformat.read(path, as_version=4).cells
+    outputs = [str(o) for c in cells for o in c.get("outputs", [])]
+    found = [m for text in outputs for m in absolute_paths(text)
+             if not m.startswith("/tmp/ipykernel_")]
+    assert found == []
+
+
+def test_scrubbing_leaves_the_repository_and_environment_relative():
+    """Does the execute tool's scrub turn an author's paths into ones every reader shares?"""
+    root = Path("/home/ada/course")
+    line = ('File \x1b[0;32m/home/ada/course/.venv/lib/python3.12/site-packages/jax/_src/api.py:3'
+            '\x1b[0m, /home/ada/course/grader/lessons/cluster.py:9, '
+            '/usr/lib/python3.12/json/decoder.py:2 and /tmp/ipykernel_7/1.py:4')
+    assert execute.scrubbed(line, root) == (
+        "File \x1b[0;32msite-packages/jax/_src/api.py:3\x1b[0m, grader/lessons/cluster.py:9, "
+        "lib/python3.12/json/decoder.py:2 and /tmp/ipykernel_7/1.py:4")
+    assert absolute_paths(line)[:2] == [
+        "/home/ada/course/.venv/lib/python3.12/site-packages/jax/_src/api.py",
+        "/home/ada/course/grader/lessons/cluster.py"]
 
 
 def run_notebook(path: Path) -> nbformat.NotebookNode:
@@ -184,6 +222,18 @@ def test_exercise_notebooks_run_and_show_not_attempted(path):
     """Does each unsolved notebook run top to bottom, every check saying "not attempted"?"""
     statuses = check_outputs(run_notebook(path))
     assert statuses and set(statuses) == {"not attempted"}
+
+
+@pytest.mark.parametrize("path", SOLVED, ids=lambda p: p.name)
+def test_the_announced_ladder_of_stars_is_the_exercises(path):
+    """Does an exercise notebook that announces its exercises "(★ to ★★★)" hold exercises of
+    exactly the easiest and the hardest it names?"""
+    cells = nbformat.read(path, as_version=4).cells
+    announced = re.search(r"\((★+) to (★+)\)", cells[0].source)
+    stars = [len(m[1]) for c in cells if c.cell_type == "markdown"
+             for m in re.finditer(r"^## \d+\. (★+) ", c.source, re.M)]
+    if announced:
+        assert (min(stars), max(stars)) == (len(announced[1]), len(announced[2]))
 
 
 def test_the_students_page_lists_exactly_the_graders_exercises():

@@ -1,5 +1,5 @@
 """The one reader of program text (grader/framework/hlo.py): collectives, their operands,
-device groups in every printed form, the bytes each sends under the ring model, and author
+device groups in every printed form, the bytes each sends under the traffic model, and author
 text that never reads as structure."""
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from grader.framework.hlo import (
     bytes_sent,
     collectives_in_hlo,
     count_collectives,
+    kept_on_one_device,
     parse_replica_groups,
     received,
 )
-from grader.lessons.inspector import RING_NOTE
+from grader.lessons.inspector import TRAFFIC_NOTE
 
 ASYNC = """
 HloModule m
@@ -92,10 +93,10 @@ def test_every_printed_form_of_device_groups_is_expanded(text, groups):
     ("all-reduce", 800, ((0,), (1,)), 0),  # groups of one device send nothing
     ("all-reduce", 800, None, None),  # a group form the inspector cannot read
 ])
-def test_bytes_sent_follow_the_ring_model(op, operand, groups, sent):
-    """Does each collective send what a ring over its group sends, per device?"""
+def test_bytes_sent_follow_the_traffic_model(op, operand, groups, sent):
+    """Does each collective send, per device, what the traffic model says (ring, direct)?"""
     assert bytes_sent(op, operand, groups) == sent
-    assert op in RING_NOTE
+    assert op in TRAFFIC_NOTE
 
 
 def test_a_permute_sends_its_block_once_and_nothing_to_itself():
@@ -245,3 +246,12 @@ def test_names_and_strings_an_author_chooses_are_never_read_as_structure():
     assert "metadata" not in last.line and "op_name" not in last.line
     assert last.line.endswith("all-reduce(f32[8]{0} %call)")
     assert received(AUTHORED) == ({"all-reduce": 32}, set())
+
+
+def test_the_cpu_backend_keeps_a_collective_over_one_device():
+    """Does the measure the lessons guard their one-device claims with read the CPU backend
+    right: a psum over a group of one device is still compiled there (a GPU's is not)?"""
+    import jax
+
+    assert jax.devices()[0].platform == "cpu"
+    assert kept_on_one_device()

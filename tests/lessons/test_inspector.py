@@ -125,7 +125,7 @@ def test_the_report_renders_as_a_table_with_device_colours(grid):
     assert f"background:{device_colour(6)}" in page
     text = str(report)
     assert ("2 collectives (2 all-gather); per device 96 bytes of operands, 224 bytes sent "
-            "(ring model)") in text
+            "(traffic model)") in text
     assert "{0,1} {2,3} {4,5} {6,7}" in text and "{0,2,4,6} {1,3,5,7}" in text
     assert "bytes sent per device*" in page and "2(n-1)/n × operand" in page
     assert [c.sent for c in report.collectives] == [1 * 32, 3 * 64]  # groups of 2, then of 4
