@@ -206,9 +206,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "per_device_normal",
+        "replicated_noise",
         lesson="04_prng",
-        summary="Inside shard_map, every device draws normals from its own key of a key array.",
+        summary="Noise on a ('data', 'model') mesh: one draw per row block, equal on its copies.",
         all_devices=True,
     ),
     Exercise(

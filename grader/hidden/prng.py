@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
 from grader.framework.judge import Hint, runs_on_mesh, same, traces
@@ -14,11 +16,14 @@ from grader.hints import prng as hints
 from grader.public.prng import (
     DROPOUT_HINTS,
     KEYS_HINTS,
+    NOISE_HINTS,
+    NOISE_ROWS,
     dropout_case,
     dropout_context,
     dropout_input,
     keys_case,
-    normal_case,
+    noise_case,
+    noise_mesh,
     one_draw,
     same_key,
     split_rows,
@@ -30,6 +35,7 @@ keys_not_placed = Hint(lambda got, want: True, hints.HINT_KEYS_NOT_PLACED)
 legacy_shards = Hint(lambda got, want: any(len(shape) == 2 for shape in
                                            got["layout"]["shard_shapes"]), hints.HINT_LEGACY_KEYS)
 communicates = Hint(lambda got, want: True, hints.HINT_DROPOUT_COMMUNICATES)
+communicates_noise = Hint(lambda got, want: True, hints.HINT_NOISE_COMMUNICATES)
 
 
 # --- per_device_uniform -------------------------------------------------------------------
@@ -77,21 +83,40 @@ def device_i_holds_key_i(fn):
     return {"held": [jax.random.key_data(shard.data) for shard in shards]}
 
 
-# --- per_device_normal --------------------------------------------------------------------
-@case("per_device_normal", hidden=True, hints=[same_key, stacked])
-def keys_already_on_their_devices(fn):
-    return normal_case(fn, seed=5, per_device=6, placed=True)
+# --- replicated_noise ---------------------------------------------------------------------
+noise_not_laid_out = Hint(lambda got, want: True, hints.HINT_NOISE_LAYOUT)
 
 
-@case("per_device_normal", hidden=True, judge=same("layout"))
-def result_stays_split_over_devices(fn):
-    return {"layout": layout(normal_case(fn, seed=6, per_device=2, placed=True)["result"])}
+def noised(model: int) -> tuple:
+    """A key, and NOISE_ROWS x 4 numbers on the noise mesh with ``model`` along 'model'."""
+    x = jnp.arange(NOISE_ROWS * 4, dtype=jnp.float32).reshape(NOISE_ROWS, 4)
+    mesh = noise_mesh(model)
+    return jax.random.key(11), jax.device_put(x, NamedSharding(mesh, P("data", None)))
 
 
-@case("per_device_normal", hidden=True, judge=runs_on_mesh)
-def shard_map_over_the_data_axis(fn):
-    keys = jax.random.split(jax.random.key(0), jax.device_count())
-    return program_summary(trailing(fn, 2), keys)
+@case("replicated_noise", hidden=True, hints=NOISE_HINTS)
+def every_device_along_data(fn):
+    return noise_case(fn, seed=12, model=1, scale=2.0, features=5)
+
+
+@case("replicated_noise", hidden=True, hints=NOISE_HINTS)
+def every_device_along_model(fn):
+    return noise_case(fn, seed=13, model=jax.device_count(), scale=1.0, features=2)
+
+
+@case("replicated_noise", hidden=True, judge=same("layout", hints=[noise_not_laid_out]))
+def laid_out_as_x(fn):
+    return {"layout": layout(fn(*noised(2), 0.1))}
+
+
+@case("replicated_noise", hidden=True, judge=runs_on_mesh)
+def shard_map_over_the_mesh_of_x(fn):
+    return program_summary(trailing(fn, 0.1), *noised(2))
+
+
+@case("replicated_noise", hidden=True, judge=same(hints=[communicates_noise]))
+def adds_noise_without_communication(fn):
+    return hlo_collectives(trailing(fn, 0.1), *noised(2))
 
 
 # --- sharded_dropout ----------------------------------------------------------------------

@@ -9,9 +9,11 @@ import re
 # --- hints of errors that any lesson may raise, and of a fixed device count ---------------
 HINT_NOT_REPLICATED = (
     "The out_specs promise that every device along a mesh axis (each axis the spec leaves "
-    "out; with P(), all of them) holds the same value, but each device holds its own partial "
-    "result: combine them first with a collective over that axis, jax.lax.psum(..., "
-    "axis_name) to add them up, jax.lax.pmean to average them."
+    "out; with P(), all of them) holds the same value, but the devices along it hold values "
+    "of their own. A partial result is combined first with a collective over that axis, "
+    "jax.lax.psum(..., axis_name) to add them up, jax.lax.pmean to average them; a value "
+    "that must be the same there is computed without the device's position along that axis "
+    "(no jax.lax.axis_index of it, no key folded with it)."
 )
 HINT_AXIS_NAME = (
     "A collective names an axis that is not in scope: the axis_name of the collective must "

@@ -37,11 +37,6 @@ HINT_KEYS_NOT_PLACED = (
     "Device i must hold key i: place the keys with jax.device_put(keys, NamedSharding(mesh, "
     "P('data'))) on a mesh of jax.devices() in order, one key per device."
 )
-HINT_KEY_BLOCK = (
-    "Inside shard_map a device's block of a key array keeps its leading axis: it has shape "
-    "(1,), not (), and samplers want a single key. pmap removed that axis; with shard_map, "
-    "take the key out of the block with keys[0]."
-)
 HINT_MASK_PER_DEVICE = (
     "The mask depends on how x is split over devices: it was drawn per device. Draw one mask "
     "for the whole array, jax.random.bernoulli(key, 1 - rate, x.shape), under jax.jit: with "
@@ -66,7 +61,36 @@ HINT_DROPOUT_COMMUNICATES = (
     "or replicating anything."
 )
 
-#: The errors JAX raises that are this lesson's, (pattern of the exception's text, hint).
-ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"accepts a single key, but was given a key array of shape \(1,"), HINT_KEY_BLOCK),
+HINT_NOISE_DIFFERS_OVER_MODEL = (
+    "These are the noise of the first copy of each block, drawn from a key folded with the "
+    "device's overall index (its position along 'model' too), with check_vma switched off so "
+    "that shard_map let it through. Fold in only jax.lax.axis_index('data'): every copy of a "
+    "row block then adds the same noise, stays a copy, and out_specs=P('data', None) holds."
 )
+HINT_NOISE_SAME_EVERY_BLOCK = (
+    "Every row block got the same noise: the blocks drew from the same key. Fold the block's "
+    "position along 'data' into the key with jax.random.fold_in(key, "
+    "jax.lax.axis_index('data')) inside jax.shard_map."
+)
+HINT_NOISE_ONE_DRAW = (
+    "This is one draw of noise for the whole array from the key itself. Here each row block "
+    "draws its own, from jax.random.fold_in(key, i), i its position along 'data', inside "
+    "jax.shard_map over the mesh x lives on."
+)
+HINT_NOISE_UNSCALED = (
+    "The noise was not multiplied by scale: add scale * jax.random.normal(k, block.shape)."
+)
+HINT_NOISE_COMMUNICATES = (
+    "The compiled program moves data between devices, yet every device has what it needs: "
+    "its block of x and the key. Draw inside jax.shard_map over the mesh x lives on, with "
+    "in_specs and out_specs P('data', None), and gather nothing."
+)
+HINT_NOISE_LAYOUT = (
+    "The result is not laid out as x: return it with out_specs=P('data', None) from a "
+    "shard_map over the mesh x lives on (jax.typeof(x).sharding.mesh), rows split over "
+    "'data' and a copy along 'model'."
+)
+
+#: The errors JAX raises that are this lesson's (pattern of the exception's text, hint): none
+#: of its own; the error of noise that differs along 'model' is common's HINT_NOT_REPLICATED.
+ERRORS: tuple[tuple[re.Pattern[str], str], ...] = ()

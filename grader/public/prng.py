@@ -85,20 +85,57 @@ def splits_key_zero(fn):
     return keys_case(fn, jax.random.key(0))
 
 
-# --- per_device_normal --------------------------------------------------------------------
-def normal_case(fn, seed: int, per_device: int, placed: bool) -> dict:
-    """Per-device normals from one key per device; ``placed`` puts key i on device i first,
-    on an Explicit mesh."""
+# --- replicated_noise ---------------------------------------------------------------------
+#: Rows of the noise inputs: a multiple of every size 'data' takes on 1, 2, 4 and 8 devices.
+NOISE_ROWS = 8
+
+
+def noise_mesh(model: int) -> Mesh:
+    """An Explicit ('data', 'model') mesh of every device with ``model`` of them along
+    'model' (1 where that does not divide the device count)."""
     n = jax.device_count()
-    keys = jax.random.split(jax.random.key(seed), n)
-    if placed:
-        keys = jax.device_put(keys, NamedSharding(explicit_data_mesh(), P("data")))
-    return {"result": fn(keys, per_device), "_devices": n}
+    model = model if model >= 1 and n % model == 0 else 1
+    return jax.make_mesh((n // model, model), ("data", "model"))
 
 
-@case("per_device_normal", hidden=False, hints=[same_key, stacked])
-def three_normals_per_device(fn):
-    return normal_case(fn, seed=0, per_device=3, placed=False)
+def noise_context(key, x: np.ndarray, mesh: Mesh, scale: float) -> dict:
+    """What the likely mistakes give, block by block along 'data': hint material."""
+    blocks = np.split(x, mesh.shape["data"])
+
+    def drawn(key_of_block, factor=scale):
+        return np.concatenate([b + factor * np.asarray(jax.random.normal(key_of_block(i), b.shape))
+                               for i, b in enumerate(blocks)])
+
+    return {
+        "_overall_index": drawn(lambda i: jax.random.fold_in(key, i * mesh.shape["model"])),
+        "_same_every_block": drawn(lambda i: key),
+        "_unscaled": drawn(lambda i: jax.random.fold_in(key, i), factor=1.0),
+        "_one_draw": x + scale * np.asarray(jax.random.normal(key, x.shape)),
+    }
+
+
+def noise_case(fn, seed: int, model: int, scale: float, features: int = 3) -> dict:
+    """x on a ('data', 'model') mesh with ``model`` devices along 'model', noised."""
+    mesh, key = noise_mesh(model), jax.random.key(seed)
+    x = np.random.default_rng(seed).normal(size=(NOISE_ROWS, features)).astype(np.float32)
+    placed = jax.device_put(x, NamedSharding(mesh, P("data", None)))
+    return {"result": fn(key, placed, scale), **noise_context(key, x, mesh, scale)}
+
+
+NOISE_HINTS = [result_close_to("_overall_index", hints.HINT_NOISE_DIFFERS_OVER_MODEL),
+               result_close_to("_same_every_block", hints.HINT_NOISE_SAME_EVERY_BLOCK),
+               result_close_to("_one_draw", hints.HINT_NOISE_ONE_DRAW),
+               result_close_to("_unscaled", hints.HINT_NOISE_UNSCALED)]
+
+
+@case("replicated_noise", hidden=False, hints=NOISE_HINTS)
+def two_copies_of_each_block(fn):
+    return noise_case(fn, seed=0, model=2, scale=0.1)
+
+
+@case("replicated_noise", hidden=False, hints=NOISE_HINTS)
+def half_the_devices_along_model(fn):
+    return noise_case(fn, seed=1, model=jax.device_count() // 2, scale=0.5)
 
 
 # --- sharded_dropout ----------------------------------------------------------------------

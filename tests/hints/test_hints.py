@@ -44,9 +44,6 @@ SAMPLES = {
         "the sharding implies that array axis 0 is partitioned 8 times, but the dimension size "
         "is 6"),
     "HINT_DEVICE_COUNT": "the mesh needs 8 devices but only 4 are there",
-    "HINT_KEY_BLOCK": (
-        "normal accepts a single key, but was given a key array of shape (1,) != (). Use "
-        "jax.vmap for batching."),
     "HINT_NEEDS_OUT_SHARDING": (
         "Contracting dimensions are sharded and it is ambiguous how the output should be "
         "sharded"),

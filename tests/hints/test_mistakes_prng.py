@@ -49,12 +49,28 @@ def device_keys(key):
     return jax.device_put(split_keys(key), NamedSharding(data_mesh(), P("data")))
 
 
-def normal_with(keys_spec, pick):
-    def per_device_normal(keys, n_per_device):
-        return jax.shard_map(lambda k: jax.random.normal(pick(k), (n_per_device,)),
-                             mesh=data_mesh(), in_specs=keys_spec, out_specs=P("data"))(keys)
+def noise_with(own_index, scale_it=True, check_vma=True):
+    def replicated_noise(key, x, scale):
+        mesh = jax.typeof(x).sharding.mesh
 
-    return per_device_normal
+        def add(block):
+            own = key if own_index is None else jax.random.fold_in(key, own_index())
+            noise = jax.random.normal(own, block.shape)
+            return block + (scale * noise if scale_it else noise)
+
+        return jax.shard_map(add, mesh=mesh, in_specs=P("data", None),
+                             out_specs=P("data", None), check_vma=check_vma)(x)
+
+    return replicated_noise
+
+
+def data_position():
+    return jax.lax.axis_index("data")
+
+
+def overall_position():
+    return (jax.lax.axis_index("data") * jax.lax.axis_size("model")
+            + jax.lax.axis_index("model"))
 
 
 def dropout_with(keep_probability, scale=True):
@@ -70,7 +86,7 @@ CORRECT = {
     "per_device_uniform": uniform_with(
         lambda k: jax.random.fold_in(k, jax.lax.axis_index("data"))),
     "device_keys": device_keys,
-    "per_device_normal": normal_with(P("data"), lambda k: k[0]),
+    "replicated_noise": noise_with(data_position),
     "sharded_dropout": dropout_with(lambda rate: 1 - rate),
 }
 for _name, _fn in CORRECT.items():
@@ -109,23 +125,20 @@ def places_keys_split_without_a_count(key):
     return jax.device_put(jax.random.split(key), NamedSharding(data_mesh(), P("data")))
 
 
-# --- per_device_normal ----------------------------------------------------------------------
-mistake("per_device_normal", hints.HINT_SAME_KEY_EVERY_DEVICE, "every_device_takes_key_0")(
-    normal_with(P(), lambda k: k[0]))
-mistake("per_device_normal", hints.HINT_KEY_BLOCK, "draws_from_the_block")(
-    normal_with(P("data"), lambda k: k))
+# --- replicated_noise -----------------------------------------------------------------------
+mistake("replicated_noise", common.HINT_NOT_REPLICATED, "folds_in_the_overall_index")(
+    noise_with(overall_position))
+mistake("replicated_noise", hints.HINT_NOISE_DIFFERS_OVER_MODEL, "and_switches_the_check_off")(
+    noise_with(overall_position, check_vma=False))
+mistake("replicated_noise", hints.HINT_NOISE_SAME_EVERY_BLOCK, "no_fold_in")(
+    noise_with(None))
+mistake("replicated_noise", hints.HINT_NOISE_UNSCALED, "noise_unscaled")(
+    noise_with(data_position, scale_it=False))
 
 
-@mistake("per_device_normal", hints.HINT_STACKED_LIKE_PMAP)
-def pmaps_over_the_keys(keys, n_per_device):
-    return jax.pmap(lambda k: jax.random.normal(k, (n_per_device,)))(keys)
-
-
-@mistake("per_device_normal", common.HINT_RESHARD)
-def explicit_mesh_without_placing_the_keys(keys, n_per_device):
-    mesh = jax.make_mesh((jax.device_count(),), ("data",))
-    return jax.shard_map(lambda k: jax.random.normal(k[0], (n_per_device,)), mesh=mesh,
-                         in_specs=P("data"), out_specs=P("data"))(keys)
+@mistake("replicated_noise", hints.HINT_NOISE_ONE_DRAW)
+def draws_noise_for_the_whole_array(key, x, scale):
+    return x + scale * jax.random.normal(key, x.shape)
 
 
 # --- sharded_dropout ------------------------------------------------------------------------
@@ -207,3 +220,36 @@ def test_scaling_by_the_kept_fraction_gets_the_communication_hint_from_the_grade
     wrong = hidden_result("sharded_dropout:draws_without_communication", sharded_dropout,
                           CORRECT["sharded_dropout"])
     assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_DROPOUT_COMMUNICATES
+
+
+def test_noise_gathered_then_sliced_gets_the_communication_hint_from_the_grader():
+    """Gathering x over 'data' and slicing a device's rows back out gives the right numbers,
+    so check() passes it: does the grader's test of the compiled program fail it with the
+    hint that nothing needs to move?"""
+    def replicated_noise(key, x, scale):
+        def add(block):
+            everything = jax.lax.all_gather(block, "data", tiled=True)
+            i = jax.lax.axis_index("data")
+            mine = jax.lax.dynamic_slice_in_dim(everything, i * block.shape[0], block.shape[0])
+            return mine + scale * jax.random.normal(jax.random.fold_in(key, i), block.shape)
+
+        return jax.shard_map(add, mesh=jax.typeof(x).sharding.mesh, in_specs=P("data", None),
+                             out_specs=P("data", None))(x)
+
+    assert_passes_without_hint(replicated_noise)
+    wrong = hidden_result("replicated_noise:adds_noise_without_communication", replicated_noise,
+                          CORRECT["replicated_noise"])
+    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_NOISE_COMMUNICATES
+
+
+def test_noise_returned_replicated_gets_the_layout_hint_from_the_grader():
+    """The right numbers placed on every device at the end pass check() (its tests read
+    values): does the grader's test of where they sit fail them with the hint to keep x's
+    layout?"""
+    def replicated_noise(key, x, scale):
+        y = CORRECT["replicated_noise"](key, x, scale)
+        return jax.device_put(y, NamedSharding(x.sharding.mesh, P()))
+
+    wrong = hidden_result("replicated_noise:laid_out_as_x", replicated_noise,
+                          CORRECT["replicated_noise"])
+    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_NOISE_LAYOUT
