@@ -194,12 +194,6 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     # --- lesson 04_prng ---
     Exercise(
-        "per_device_uniform",
-        lesson="04_prng",
-        summary="Inside shard_map, every device draws uniforms from fold_in(key, axis_index).",
-        all_devices=True,
-    ),
-    Exercise(
         "device_keys",
         lesson="04_prng",
         summary="One typed key per device from jax.random.split, device i holding key i.",
@@ -215,6 +209,13 @@ EXERCISES: tuple[Exercise, ...] = (
         "sharded_dropout",
         lesson="04_prng",
         summary="Dropout of a row-sharded array whose mask does not depend on the device count.",
+        all_devices=True,
+    ),
+    Exercise(
+        "fixed_noisy_step",
+        lesson="04_prng",
+        summary="Find and fix: a data-parallel step whose dropout masks and update noise are "
+                "drawn with each other's keys.",
         all_devices=True,
     ),
     # --- lesson 05_training ---

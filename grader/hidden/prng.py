@@ -9,7 +9,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
-from grader.framework.judge import Hint, runs_on_mesh, same, traces
+from grader.framework.judge import Hint, runs_on_mesh, same
 from grader.framework.placement import layout
 from grader.framework.probes import hlo_collectives, program_summary, trailing
 from grader.hints import prng as hints
@@ -18,17 +18,16 @@ from grader.public.prng import (
     KEYS_HINTS,
     NOISE_HINTS,
     NOISE_ROWS,
+    NOISY_HINTS,
     dropout_case,
     dropout_context,
     dropout_input,
     keys_case,
     noise_case,
     noise_mesh,
-    one_draw,
-    same_key,
+    noisy_case,
+    noisy_inputs,
     split_rows,
-    stacked,
-    uniform_case,
 )
 
 keys_not_placed = Hint(lambda got, want: True, hints.HINT_KEYS_NOT_PLACED)
@@ -36,33 +35,7 @@ legacy_shards = Hint(lambda got, want: any(len(shape) == 2 for shape in
                                            got["layout"]["shard_shapes"]), hints.HINT_LEGACY_KEYS)
 communicates = Hint(lambda got, want: True, hints.HINT_DROPOUT_COMMUNICATES)
 communicates_noise = Hint(lambda got, want: True, hints.HINT_NOISE_COMMUNICATES)
-
-
-# --- per_device_uniform -------------------------------------------------------------------
-@case("per_device_uniform", hidden=True, hints=[same_key, stacked, one_draw])
-def three_numbers_from_another_key(fn):
-    return uniform_case(fn, jax.random.key(2024), 3)
-
-
-@case("per_device_uniform", hidden=True, hints=[same_key, stacked, one_draw])
-def accepts_a_legacy_uint32_key(fn):
-    return uniform_case(fn, jax.random.PRNGKey(7), 2)
-
-
-@case("per_device_uniform", hidden=True, judge=same("layout"))
-def one_block_on_each_device(fn):
-    return {"layout": layout(fn(jax.random.key(1), 5))}
-
-
-@case("per_device_uniform", hidden=True, judge=runs_on_mesh)
-def shard_map_over_every_device(fn):
-    return program_summary(trailing(fn, 2), jax.random.key(0))
-
-
-@case("per_device_uniform", hidden=True,
-      judge=traces("axis_index", "data", hints.HINT_NO_AXIS_INDEX))
-def folds_in_the_device_index(fn):
-    return program_summary(trailing(fn, 2), jax.random.key(0))
+averages_once = Hint(lambda got, want: True, hints.HINT_NOISY_COMMUNICATION)
 
 
 # --- device_keys --------------------------------------------------------------------------
@@ -139,3 +112,21 @@ def same_mask_whether_split_or_not(fn):
 def draws_without_communication(fn):
     x = split_rows(dropout_input(9, 5))
     return hlo_collectives(trailing(fn, 0.5), jax.random.key(9), x)
+
+
+# --- fixed_noisy_step -----------------------------------------------------------------------
+@case("fixed_noisy_step", hidden=True, hints=NOISY_HINTS)
+def another_key_and_more_features(fn):
+    return noisy_case(fn, seed=21, features=5)
+
+
+@case("fixed_noisy_step", hidden=True, judge=same("layout"))
+def parameters_replicated(fn):
+    params, batch = noisy_inputs(22)
+    return {"layout": layout(fn(params, batch, jax.random.key(22)))}
+
+
+@case("fixed_noisy_step", hidden=True, judge=same(hints=[averages_once]))
+def one_all_reduce_for_the_gradients(fn):
+    params, batch = noisy_inputs(23)
+    return hlo_collectives(fn, params, batch, jax.random.key(23))

@@ -5,26 +5,6 @@ from __future__ import annotations
 import re
 
 # --- hints: what the likely mistake is ----------------------------------------------------
-HINT_SAME_KEY_EVERY_DEVICE = (
-    "Every device drew the same numbers: they all used the same key. Give each device a key "
-    "of its own inside shard_map: fold the device's jax.lax.axis_index('data') into the key "
-    "with jax.random.fold_in, or, given one key per device, split the key array over 'data' "
-    "(in_specs=P('data')) and draw from keys[0] of each block."
-)
-HINT_ONE_GLOBAL_DRAW = (
-    "These are the numbers of one draw of the whole array from the key itself. Here every "
-    "device must draw its own block, from jax.random.fold_in(key, jax.lax.axis_index('data')), "
-    "inside jax.shard_map."
-)
-HINT_STACKED_LIKE_PMAP = (
-    "The result has one row per device, stacked as pmap does. shard_map with "
-    "out_specs=P('data') lays the blocks end to end: return a 1-D array of "
-    "n_devices * n_per_device numbers."
-)
-HINT_NO_AXIS_INDEX = (
-    "No jax.lax.axis_index('data') was traced: inside shard_map a device finds its position "
-    "with axis_index, and fold_in mixes it into the key to give that device its own stream."
-)
 HINT_LEGACY_KEYS = (
     "The keys are raw uint32 pairs (the legacy jax.random.PRNGKey format). Return typed keys: "
     "jax.random.split of a typed key (jax.random.key) gives them; do not apply key_data."
@@ -79,6 +59,24 @@ HINT_NOISE_ONE_DRAW = (
 )
 HINT_NOISE_UNSCALED = (
     "The noise was not multiplied by scale: add scale * jax.random.normal(k, block.shape)."
+)
+HINT_NOISY_BOTH_BUGS = (
+    "This is what the step as given returns: both bugs are still there. The dropout mask must "
+    "be drawn on each device from jax.random.fold_in(drop_key, jax.lax.axis_index('data')), "
+    "and the noise from noise_key itself, the same on every device."
+)
+HINT_NOISY_MASK_SHARED = (
+    "The noise is right now, but every device still drops its rows with the same mask: fold "
+    "the device's jax.lax.axis_index('data') into drop_key before jax.random.bernoulli."
+)
+HINT_NOISY_NOISE_PER_DEVICE = (
+    "The masks are right now, but each device still adds noise of its own to its copy of "
+    "params, and out_specs=P() returns device 0's copy (with check_vma=False nothing says "
+    "the copies differ): draw the noise from noise_key itself, without the device's index."
+)
+HINT_NOISY_COMMUNICATION = (
+    "The compiled step communicates other than the step as given: keep its one pmean of the "
+    "gradients (one all-reduce) and add no collective; the fix is in which key each draw uses."
 )
 HINT_NOISE_COMMUNICATES = (
     "The compiled program moves data between devices, yet every device has what it needs: "

@@ -19,19 +19,6 @@ from grader.hints import prng as hints
 DROPOUT_ROWS = 16
 
 
-def identical_blocks(result: np.ndarray, devices: int) -> bool:
-    """True when ``result`` splits into ``devices`` equal blocks that are all the same."""
-    if devices < 2 or result.ndim != 1 or result.size % devices:
-        return False
-    blocks = result.reshape(devices, -1)
-    return all(np.array_equal(block, blocks[0]) for block in blocks)
-
-
-same_key = Hint(lambda got, want: identical_blocks(got["result"], int(want["_devices"])),
-                hints.HINT_SAME_KEY_EVERY_DEVICE)
-stacked = Hint(lambda got, want: got["result"].ndim == 2
-               and got["result"].size == want["result"].size, hints.HINT_STACKED_LIKE_PMAP)
-one_draw = result_close_to("_one_draw", hints.HINT_ONE_GLOBAL_DRAW)
 legacy_keys = Hint(lambda got, want: not got["typed"], hints.HINT_LEGACY_KEYS)
 keys_count = Hint(lambda got, want: got["keys"].shape[0] != want["keys"].shape[0],
                   hints.HINT_KEYS_COUNT)
@@ -53,22 +40,6 @@ def data_mesh() -> Mesh:
 def explicit_data_mesh() -> Mesh:
     """The Explicit mesh of the exercises that build one: jax.make_mesh over every device."""
     return jax.make_mesh((jax.device_count(),), ("data",))
-
-
-# --- per_device_uniform -------------------------------------------------------------------
-def uniform_case(fn, key, per_device: int) -> dict:
-    """The result, and what one draw of the whole array from ``key`` would give."""
-    n = jax.device_count()
-    return {
-        "result": fn(key, per_device),
-        "_devices": n,
-        "_one_draw": jax.random.uniform(key, (n * per_device,)),
-    }
-
-
-@case("per_device_uniform", hidden=False, hints=[same_key, stacked, one_draw])
-def four_numbers_per_device(fn):
-    return uniform_case(fn, jax.random.key(0), 4)
 
 
 # --- device_keys --------------------------------------------------------------------------
@@ -188,3 +159,64 @@ def drops_half_of_a_split_array(fn):
 def keeps_the_rows_split(fn):
     x = split_rows(dropout_input(1, 4))
     return {"layout": layout(fn(jax.random.key(1), x, 0.5))}
+
+
+# --- fixed_noisy_step -----------------------------------------------------------------------
+#: The rows of a batch: a multiple of every device count, so each device has rows to drop.
+NOISY_ROWS = 16
+RATE, LR, NOISE = 0.25, 0.1, 0.01  # as in the exercise notebook
+
+
+def noisy_inputs(seed: int, features: int = 3) -> tuple[dict, dict]:
+    rng = np.random.default_rng(seed)
+    params = {"w": rng.normal(size=features).astype(np.float32),
+              "b": np.asarray(rng.normal(), np.float32)}
+    batch = {"x": rng.normal(size=(NOISY_ROWS, features)).astype(np.float32),
+             "y": rng.normal(size=NOISY_ROWS).astype(np.float32)}
+    return params, batch
+
+
+def noisy_step_with(params, batch, key, *, fold_mask: bool, fold_noise: bool) -> dict:
+    """The exercise's step with each key folded with the device's index or not (the
+    exercise's buggy_step folds the noise's, the fix the mask's): hint material."""
+    mesh = explicit_data_mesh()
+    drop_key, noise_key = jax.random.split(key)
+
+    def loss(p, x, y):
+        return jnp.mean((x @ p["w"] + p["b"] - y) ** 2)
+
+    def step(p, x, y):
+        i = jax.lax.axis_index("data")
+        mask_key = jax.random.fold_in(drop_key, i) if fold_mask else drop_key
+        keep = jax.random.bernoulli(mask_key, 1 - RATE, x.shape)
+        grads = jax.lax.pmean(jax.grad(loss)(p, jnp.where(keep, x / (1 - RATE), 0.0), y), "data")
+        w_key, b_key = jax.random.split(jax.random.fold_in(noise_key, i) if fold_noise
+                                        else noise_key)
+        noise = {"w": jax.random.normal(w_key, p["w"].shape), "b": jax.random.normal(b_key, ())}
+        return jax.tree.map(lambda q, g, z: q - LR * (g + NOISE * z), p, grads, noise)
+
+    params = jax.device_put(params, NamedSharding(mesh, P()))
+    batch = jax.device_put(batch, NamedSharding(mesh, P("data")))
+    return jax.shard_map(step, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P(),
+                         check_vma=False)(params, batch["x"], batch["y"])
+
+
+def noisy_case(fn, seed: int, features: int = 3) -> dict:
+    params, batch = noisy_inputs(seed, features)
+    key = jax.random.key(seed)
+
+    def variant(fold_mask, fold_noise):
+        return noisy_step_with(params, batch, key, fold_mask=fold_mask, fold_noise=fold_noise)
+
+    return {"result": fn(params, batch, key), "_as_given": variant(False, True),
+            "_mask_shared": variant(False, False), "_noise_per_device": variant(True, True)}
+
+
+NOISY_HINTS = [result_close_to("_as_given", hints.HINT_NOISY_BOTH_BUGS),
+               result_close_to("_mask_shared", hints.HINT_NOISY_MASK_SHARED),
+               result_close_to("_noise_per_device", hints.HINT_NOISY_NOISE_PER_DEVICE)]
+
+
+@case("fixed_noisy_step", hidden=False, hints=NOISY_HINTS)
+def one_step_from_key_0(fn):
+    return noisy_case(fn, seed=0)

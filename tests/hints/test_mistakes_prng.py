@@ -31,16 +31,6 @@ def data_mesh() -> Mesh:
 
 
 # --- correct functions ----------------------------------------------------------------------
-def uniform_with(own_key):
-    def per_device_uniform(key, n_per_device):
-        def draw(k):
-            return jax.random.uniform(own_key(k), (n_per_device,))
-
-        return jax.shard_map(draw, mesh=data_mesh(), in_specs=P(), out_specs=P("data"))(key)
-
-    return per_device_uniform
-
-
 def split_keys(key):
     return jax.random.split(key, jax.device_count())
 
@@ -82,31 +72,46 @@ def dropout_with(keep_probability, scale=True):
     return sharded_dropout
 
 
+RATE, LR, NOISE = 0.25, 0.1, 0.01
+
+
+def noisy_step_with(mask_per_device, noise_per_device):
+    """The exercise's step, written apart: each key folded with the device's index or not."""
+    def fixed_noisy_step(params, batch, key):
+        mesh = jax.make_mesh((jax.device_count(),), ("data",))
+        drop_key, noise_key = jax.random.split(key)
+
+        def loss(p, x, y):
+            return jnp.mean((x @ p["w"] + p["b"] - y) ** 2)
+
+        def step(p, x, y):
+            i = jax.lax.axis_index("data")
+            keep = jax.random.bernoulli(jax.random.fold_in(drop_key, i) if mask_per_device
+                                        else drop_key, 1 - RATE, x.shape)
+            grads = jax.grad(loss)(p, jnp.where(keep, x / (1 - RATE), 0.0), y)
+            grads = jax.lax.pmean(grads, "data")
+            w_key, b_key = jax.random.split(jax.random.fold_in(noise_key, i) if noise_per_device
+                                            else noise_key)
+            noise = {"w": jax.random.normal(w_key, p["w"].shape),
+                     "b": jax.random.normal(b_key, ())}
+            return jax.tree.map(lambda q, g, z: q - LR * (g + NOISE * z), p, grads, noise)
+
+        params = jax.reshard(params, NamedSharding(mesh, P()))
+        batch = jax.reshard(batch, NamedSharding(mesh, P("data")))
+        return jax.shard_map(step, mesh=mesh, in_specs=(P(), P("data"), P("data")),
+                             out_specs=P(), check_vma=False)(params, batch["x"], batch["y"])
+
+    return fixed_noisy_step
+
+
 CORRECT = {
-    "per_device_uniform": uniform_with(
-        lambda k: jax.random.fold_in(k, jax.lax.axis_index("data"))),
     "device_keys": device_keys,
     "replicated_noise": noise_with(data_position),
     "sharded_dropout": dropout_with(lambda rate: 1 - rate),
+    "fixed_noisy_step": noisy_step_with(mask_per_device=True, noise_per_device=False),
 }
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
-
-
-# --- per_device_uniform ---------------------------------------------------------------------
-mistake("per_device_uniform", hints.HINT_SAME_KEY_EVERY_DEVICE, "no_fold_in")(
-    uniform_with(lambda k: k))
-
-
-@mistake("per_device_uniform", hints.HINT_STACKED_LIKE_PMAP)
-def pmaps_over_device_indices(key, n_per_device):
-    draw = lambda i: jax.random.uniform(jax.random.fold_in(key, i), (n_per_device,))  # noqa: E731
-    return jax.pmap(draw)(jnp.arange(jax.device_count()))
-
-
-@mistake("per_device_uniform", hints.HINT_ONE_GLOBAL_DRAW)
-def draws_everything_from_the_key(key, n_per_device):
-    return jax.random.uniform(key, (jax.device_count() * n_per_device,))
 
 
 # --- device_keys ----------------------------------------------------------------------------
@@ -162,6 +167,15 @@ def replicates_x_first(key, x, rate):
     return CORRECT["sharded_dropout"](key, x, rate)
 
 
+# --- fixed_noisy_step -----------------------------------------------------------------------
+mistake("fixed_noisy_step", hints.HINT_NOISY_BOTH_BUGS, "hands_in_the_step_as_given")(
+    noisy_step_with(mask_per_device=False, noise_per_device=True))
+mistake("fixed_noisy_step", hints.HINT_NOISY_MASK_SHARED, "fixes_the_noise_only")(
+    noisy_step_with(mask_per_device=False, noise_per_device=False))
+mistake("fixed_noisy_step", hints.HINT_NOISY_NOISE_PER_DEVICE, "fixes_the_mask_only")(
+    noisy_step_with(mask_per_device=True, noise_per_device=True))
+
+
 (test_a_usual_mistake_gets_its_own_hint,
  test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
  test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "04_prng")
@@ -191,21 +205,6 @@ def test_keeping_with_probability_rate_gets_its_hint_from_the_grader():
                            CORRECT["sharded_dropout"])
     assert result.status == msg.FAILED
     assert result.hint == hints.HINT_DROPOUT_KEEP_PROBABILITY
-
-
-def test_keys_folded_in_on_the_host_get_the_axis_index_hint_from_the_grader():
-    """Keys folded in one per device by a Python loop, then split over 'data', give the right
-    numbers, so check() passes them: does the grader's test of what the program traces fail
-    them with the hint to fold in jax.lax.axis_index?"""
-    def per_device_uniform(key, n_per_device):
-        keys = jnp.stack([jax.random.fold_in(key, i) for i in range(jax.device_count())])
-        return jax.shard_map(lambda k: jax.random.uniform(k[0], (n_per_device,)),
-                             mesh=data_mesh(), in_specs=P("data"), out_specs=P("data"))(keys)
-
-    assert_passes_without_hint(per_device_uniform)
-    wrong = hidden_result("per_device_uniform:folds_in_the_device_index", per_device_uniform,
-                          CORRECT["per_device_uniform"])
-    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_NO_AXIS_INDEX
 
 
 def test_scaling_by_the_kept_fraction_gets_the_communication_hint_from_the_grader():
@@ -253,3 +252,36 @@ def test_noise_returned_replicated_gets_the_layout_hint_from_the_grader():
     wrong = hidden_result("replicated_noise:laid_out_as_x", replicated_noise,
                           CORRECT["replicated_noise"])
     assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_NOISE_LAYOUT
+
+
+
+def test_noise_sent_from_device_0_gets_the_communication_hint_from_the_grader():
+    """Copies kept equal by sending device 0's noise to every device (an all-gather) instead
+    of drawing it from noise_key everywhere: does the grader's test of the compiled program
+    fail it with the hint to add no collective?"""
+    def fixed_noisy_step(params, batch, key):
+        mesh = jax.make_mesh((jax.device_count(),), ("data",))
+        drop_key, noise_key = jax.random.split(key)
+
+        def loss(p, x, y):
+            return jnp.mean((x @ p["w"] + p["b"] - y) ** 2)
+
+        def step(p, x, y):
+            i = jax.lax.axis_index("data")
+            keep = jax.random.bernoulli(jax.random.fold_in(drop_key, i), 1 - RATE, x.shape)
+            grads = jax.grad(loss)(p, jnp.where(keep, x / (1 - RATE), 0.0), y)
+            grads = jax.lax.pmean(grads, "data")
+            w_key, b_key = jax.random.split(jax.random.fold_in(noise_key, i))
+            noise = {"w": jax.random.normal(w_key, p["w"].shape),
+                     "b": jax.random.normal(b_key, ())}
+            noise = jax.tree.map(lambda z: jax.lax.all_gather(z, "data")[0], noise)
+            return jax.tree.map(lambda q, g, z: q - LR * (g + NOISE * z), p, grads, noise)
+
+        params = jax.reshard(params, NamedSharding(mesh, P()))
+        batch = jax.reshard(batch, NamedSharding(mesh, P("data")))
+        return jax.shard_map(step, mesh=mesh, in_specs=(P(), P("data"), P("data")),
+                             out_specs=P(), check_vma=False)(params, batch["x"], batch["y"])
+
+    wrong = hidden_result("fixed_noisy_step:one_all_reduce_for_the_gradients", fixed_noisy_step,
+                          CORRECT["fixed_noisy_step"])
+    assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_NOISY_COMMUNICATION
