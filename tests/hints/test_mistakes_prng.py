@@ -75,8 +75,9 @@ def dropout_with(keep_probability, scale=True):
 RATE, LR, NOISE = 0.25, 0.1, 0.01
 
 
-def noisy_step_with(mask_per_device, noise_per_device):
-    """The exercise's step, written apart: each key folded with the device's index or not."""
+def noisy_step_with(mask_per_device, noise_per_device, noise_sent_from_device_0=False):
+    """The exercise's step, written apart: each key folded with the device's index or not,
+    and, as a wrong fix, every device's noise replaced by device 0's (an all-gather)."""
     def fixed_noisy_step(params, batch, key):
         mesh = jax.make_mesh((jax.device_count(),), ("data",))
         drop_key, noise_key = jax.random.split(key)
@@ -94,6 +95,8 @@ def noisy_step_with(mask_per_device, noise_per_device):
                                             else noise_key)
             noise = {"w": jax.random.normal(w_key, p["w"].shape),
                      "b": jax.random.normal(b_key, ())}
+            if noise_sent_from_device_0:
+                noise = jax.tree.map(lambda z: jax.lax.all_gather(z, "data")[0], noise)
             return jax.tree.map(lambda q, g, z: q - LR * (g + NOISE * z), p, grads, noise)
 
         params = jax.reshard(params, NamedSharding(mesh, P()))
@@ -254,34 +257,11 @@ def test_noise_returned_replicated_gets_the_layout_hint_from_the_grader():
     assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_NOISE_LAYOUT
 
 
-
 def test_noise_sent_from_device_0_gets_the_communication_hint_from_the_grader():
     """Copies kept equal by sending device 0's noise to every device (an all-gather) instead
     of drawing it from noise_key everywhere: does the grader's test of the compiled program
     fail it with the hint to add no collective?"""
-    def fixed_noisy_step(params, batch, key):
-        mesh = jax.make_mesh((jax.device_count(),), ("data",))
-        drop_key, noise_key = jax.random.split(key)
-
-        def loss(p, x, y):
-            return jnp.mean((x @ p["w"] + p["b"] - y) ** 2)
-
-        def step(p, x, y):
-            i = jax.lax.axis_index("data")
-            keep = jax.random.bernoulli(jax.random.fold_in(drop_key, i), 1 - RATE, x.shape)
-            grads = jax.grad(loss)(p, jnp.where(keep, x / (1 - RATE), 0.0), y)
-            grads = jax.lax.pmean(grads, "data")
-            w_key, b_key = jax.random.split(jax.random.fold_in(noise_key, i))
-            noise = {"w": jax.random.normal(w_key, p["w"].shape),
-                     "b": jax.random.normal(b_key, ())}
-            noise = jax.tree.map(lambda z: jax.lax.all_gather(z, "data")[0], noise)
-            return jax.tree.map(lambda q, g, z: q - LR * (g + NOISE * z), p, grads, noise)
-
-        params = jax.reshard(params, NamedSharding(mesh, P()))
-        batch = jax.reshard(batch, NamedSharding(mesh, P("data")))
-        return jax.shard_map(step, mesh=mesh, in_specs=(P(), P("data"), P("data")),
-                             out_specs=P(), check_vma=False)(params, batch["x"], batch["y"])
-
-    wrong = hidden_result("fixed_noisy_step:one_all_reduce_for_the_gradients", fixed_noisy_step,
+    wrong = hidden_result("fixed_noisy_step:one_all_reduce_for_the_gradients",
+                          noisy_step_with(True, True, noise_sent_from_device_0=True),
                           CORRECT["fixed_noisy_step"])
     assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_NOISY_COMMUNICATION
