@@ -178,7 +178,7 @@ def noisy_inputs(seed: int, features: int = 3) -> tuple[dict, dict]:
 
 def noisy_step_with(params, batch, key, *, fold_mask: bool, fold_noise: bool) -> dict:
     """The exercise's step with each key folded with the device's index or not (the
-    exercise's buggy_step folds the noise's, the fix the mask's): hint material."""
+    exercise's noisy_step folds the noise's, the fix the mask's): hint material."""
     mesh = explicit_data_mesh()
     drop_key, noise_key = jax.random.split(key)
 
