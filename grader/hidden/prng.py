@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
-from jax.sharding import NamedSharding
-from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
 from grader.framework.judge import Hint, runs_on_mesh, same
@@ -24,9 +22,9 @@ from grader.public.prng import (
     dropout_input,
     keys_case,
     noise_case,
-    noise_mesh,
     noisy_case,
     noisy_inputs,
+    on_noise_mesh,
     split_rows,
 )
 
@@ -63,8 +61,7 @@ noise_not_laid_out = Hint(lambda got, want: True, hints.HINT_NOISE_LAYOUT)
 def noised(model: int) -> tuple:
     """A key, and NOISE_ROWS x 4 numbers on the noise mesh with ``model`` along 'model'."""
     x = jnp.arange(NOISE_ROWS * 4, dtype=jnp.float32).reshape(NOISE_ROWS, 4)
-    mesh = noise_mesh(model)
-    return jax.random.key(11), jax.device_put(x, NamedSharding(mesh, P("data", None)))
+    return jax.random.key(11), on_noise_mesh(x, model)
 
 
 @case("replicated_noise", hidden=True, hints=NOISE_HINTS)

@@ -69,6 +69,11 @@ def noise_mesh(model: int) -> Mesh:
     return jax.make_mesh((n // model, model), ("data", "model"))
 
 
+def on_noise_mesh(x, model: int) -> jax.Array:
+    """``x`` with its rows split over 'data' of the noise mesh and a copy along 'model'."""
+    return jax.device_put(x, NamedSharding(noise_mesh(model), P("data", None)))
+
+
 def noise_context(key, x: np.ndarray, mesh: Mesh, scale: float) -> dict:
     """What the likely mistakes give, block by block along 'data': hint material."""
     blocks = np.split(x, mesh.shape["data"])
@@ -87,10 +92,11 @@ def noise_context(key, x: np.ndarray, mesh: Mesh, scale: float) -> dict:
 
 def noise_case(fn, seed: int, model: int, scale: float, features: int = 3) -> dict:
     """x on a ('data', 'model') mesh with ``model`` devices along 'model', noised."""
-    mesh, key = noise_mesh(model), jax.random.key(seed)
+    key = jax.random.key(seed)
     x = np.random.default_rng(seed).normal(size=(NOISE_ROWS, features)).astype(np.float32)
-    placed = jax.device_put(x, NamedSharding(mesh, P("data", None)))
-    return {"result": fn(key, placed, scale), **noise_context(key, x, mesh, scale)}
+    placed = on_noise_mesh(x, model)
+    return {"result": fn(key, placed, scale),
+            **noise_context(key, x, placed.sharding.mesh, scale)}
 
 
 NOISE_HINTS = [result_close_to("_overall_index", hints.HINT_NOISE_DIFFERS_OVER_MODEL),
