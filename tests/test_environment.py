@@ -262,3 +262,42 @@ def test_a_process_the_tests_start_fails_on_a_deprecation_warning():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode != 0 and "DeprecationWarning: old" in done.stderr
+
+
+#: Run as a worker runs (``python -I``, in the sandbox where there is one, as its user): import
+#: what a worker, a verifier, a tester and a launched process of lesson 6 import, start JAX's
+#: backend, and list the environment's source files Python compiled on the way.
+COMPILES_OF_A_WORKER = """
+import os, sys
+environment = os.path.realpath(sys.prefix) + os.sep
+compiled = []
+def hook(event, args):
+    if event == "compile" and isinstance(args[1], str) and args[1].endswith(".py") \\
+            and os.path.realpath(args[1]).startswith(environment):
+        compiled.append(args[1])
+sys.addaudithook(hook)
+import grader.workers.worker, grader.workers.verifier, grader.workers.tester
+import grader.workers.launched, grader.framework.cases, grader.framework.probes
+import grader.wire, grader.workers.replay
+import jax, jax.numpy
+jax.devices()
+print(len(compiled), *compiled[:5])
+"""
+
+
+def test_a_worker_compiles_no_module_the_environment_already_had(tmp_path):
+    """Workers and launched processes run read-only and write no bytecode: does the installed
+    environment hold the bytecode of everything they import (make installs it compiled), so
+    that none of them compiles JAX again at every start?"""
+    from grader.workers.sandbox import Sandbox
+
+    home = tmp_path / "home"
+    home.mkdir()
+    command = Sandbox().launch([sys.executable, "-I", "-B", "-c", COMPILES_OF_A_WORKER],
+                               str(home))
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=home)
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, *first = done.stdout.split()
+    assert count == "0", (f"a worker compiled {count} of the environment's modules, e.g. "
+                          f"{first}: install it with its bytecode (make does: uv sync "
+                          "--compile-bytecode)")
