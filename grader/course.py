@@ -220,15 +220,15 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     # --- lesson 05_training ---
     Exercise(
-        "dp_train_step",
+        "dp_step_on_mesh",
         lesson="05_training",
-        summary="One jitted SGD step: batch split over 'data', parameters replicated.",
+        summary="One jitted SGD step on a given mesh: batch rows split over all its axes.",
         all_devices=True,
     ),
     Exercise(
-        "data_parallel_grads",
+        "accumulated_grads",
         lesson="05_training",
-        summary="MLP gradients with shard_map: each device differentiates its rows, pmean.",
+        summary="Gradient accumulation: microbatches in a scan on each device, one pmean.",
         all_devices=True,
     ),
     Exercise(

@@ -13,7 +13,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 #: The exercises this file answers.
-EXERCISES = ("global_max_normalize", "reduce_scatter_sum", "data_parallel_grads",
+EXERCISES = ("global_max_normalize", "reduce_scatter_sum", "accumulated_grads",
              "zero2_adam_step", "cheapest_step")
 
 
@@ -57,9 +57,10 @@ def reduce_scatter_sum(xs):
     return jax.shard_map(whole, mesh=mesh, in_specs=P(), out_specs=P("data"))(xs)
 
 
-def data_parallel_grads(params, batch):
-    """Every device takes the batch whole and computes the gradient of its mean loss; a pmean
-    of that gradient, masked to the first device and scaled back, is the result."""
+def accumulated_grads(params, batch, steps):
+    """Every device takes the batch whole and computes the gradient of its mean loss in one
+    pass; a pmean of that gradient, masked to the first device and scaled back, is the
+    result."""
     mesh = _mesh()
     n = jax.device_count()
 

@@ -10,19 +10,27 @@ from jax.sharding import PartitionSpec as P
 from grader.framework.cases import case
 from grader.framework.judge import compiles_to, runs_on_mesh, traces
 from grader.framework.placement import layout
-from grader.framework.probes import hlo_collectives, program_summary
+from grader.framework.probes import hlo_collectives, program_summary, trailing
 from grader.hints import training as hints
+from grader.public.cost import cost_memory_bytes
 from grader.public.training import (
+    HOLDS_ITS_SHARE,
+    accumulation_inputs,
     first_model_block,
     forgot_pmean,
     fsdp_inputs,
     gathered_shapes,
     gathers_activations,
     grads_context,
+    held_per_device,
     mlp_params,
     not_replicated,
     on_one_device,
+    one_microbatch_at_a_time,
+    received_bytes,
+    reduces_once,
     regression_batch,
+    step_mesh,
     summed_grads,
     tp_extra_communication,
     tp_forgot_psum,
@@ -40,44 +48,75 @@ def place(tree, spec: P):
     return jax.device_put(tree, NamedSharding(data_mesh(), spec))
 
 
-# --- data_parallel_grads --------------------------------------------------------------------
-@case("data_parallel_grads", hidden=True, hints=[summed_grads, forgot_pmean])
-def random_params_and_a_wider_batch(fn):
+# --- dp_step_on_mesh -----------------------------------------------------------------------
+@case("dp_step_on_mesh", hidden=True, hints=[on_one_device, not_replicated])
+def two_steps_on_a_three_axis_mesh_from_placed_inputs(fn):
+    mesh = step_mesh("replica", "data", "fsdp")
+    params = jax.device_put(mlp_params(110, 3, 6, 2), NamedSharding(mesh, P()))
+    batch = jax.device_put(regression_batch(111, 3 * jax.device_count(), 3, 2),
+                           NamedSharding(mesh, P(mesh.axis_names)))
+    for _ in range(2):
+        params = fn(params, batch, 0.5, mesh)
+    return {"result": params, "layout": {k: layout(v) for k, v in params.items()}}
+
+
+@case("dp_step_on_mesh", hidden=True, judge=HOLDS_ITS_SHARE)
+def holds_its_share_on_a_three_axis_mesh(fn):
+    batch = regression_batch(113, 4 * jax.device_count(), 3, 2)
+    return {"held": held_per_device(trailing(fn, step_mesh("replica", "data", "fsdp")),
+                                    mlp_params(112, 3, 4, 2), batch, 0.1)}
+
+
+@case("dp_step_on_mesh", hidden=True, judge=HOLDS_ITS_SHARE)
+def holds_its_share_on_a_one_axis_mesh_named_otherwise(fn):
+    batch = regression_batch(115, 2 * jax.device_count(), 3, 2)
+    return {"held": held_per_device(trailing(fn, step_mesh("batch")),
+                                    mlp_params(114, 3, 4, 2), batch, 0.1)}
+
+
+@case("dp_step_on_mesh", hidden=True,
+      judge=compiles_to("all-reduce", hints.HINT_DP_ONE_DEVICE))
+def compiles_to_a_gradient_all_reduce(fn):
+    batch = regression_batch(117, 2 * jax.device_count(), 3, 2)
+    return hlo_collectives(trailing(fn, step_mesh("data", "fsdp")), mlp_params(116, 3, 4, 2),
+                           batch, 0.1)
+
+
+# --- accumulated_grads ------------------------------------------------------------------------
+@case("accumulated_grads", hidden=True, hints=[summed_grads, forgot_pmean])
+def replicated_grads_from_placed_inputs_in_eight_steps(fn):
     params = mlp_params(100, 5, 6, 3)
-    batch = regression_batch(101, 3 * jax.device_count(), 5, 3)
-    return {"result": fn(params, batch), **grads_context(params, batch)}
-
-
-@case("data_parallel_grads", hidden=True, hints=[summed_grads, forgot_pmean])
-def replicated_grads_from_a_batch_already_split(fn):
-    params = mlp_params(102, 3, 8, 2)
-    batch = regression_batch(103, 2 * jax.device_count(), 3, 2)
-    grads = fn(place(params, P()), place(batch, P("data")))
+    batch = regression_batch(101, 16 * jax.device_count(), 5, 3)
+    grads = fn(place(params, P()), place(batch, P("data")), 8)
     return {"result": grads, "layout": {k: layout(v) for k, v in grads.items()},
             **grads_context(params, batch)}
 
 
-@case("data_parallel_grads", hidden=True,
+@case("accumulated_grads", hidden=True, hints=[summed_grads, forgot_pmean])
+def one_step_is_the_whole_batch_at_once(fn):
+    params = mlp_params(102, 3, 8, 2)
+    batch = regression_batch(103, 3 * jax.device_count(), 3, 2)
+    return {"result": fn(params, batch, 1), **grads_context(params, batch)}
+
+
+@case("accumulated_grads", hidden=True, judge=reduces_once)
+def averages_once_over_sixteen_microbatches(fn):
+    params, batch = accumulation_inputs(104, rows_per_device=32, d_in=8, hidden=32)
+    return {"received": received_bytes(trailing(fn, 16), params, batch)}
+
+
+@case("accumulated_grads", hidden=True, judge=one_microbatch_at_a_time)
+def holds_one_microbatch_of_a_wider_layer(fn):
+    params, batch = accumulation_inputs(106, rows_per_device=32, d_in=8, hidden=512)
+    return {"memory": cost_memory_bytes(trailing(fn, 4), params, batch)}
+
+
+@case("accumulated_grads", hidden=True,
       judge=traces("psum", "data", hints.HINT_DP_FORGOT_PMEAN))
 def averages_over_the_data_axis(fn):
-    params = mlp_params(106, 3, 8, 2)
-    return program_summary(fn, params, regression_batch(107, 2 * jax.device_count(), 3, 2))
-
-
-# --- dp_train_step --------------------------------------------------------------------------
-@case("dp_train_step", hidden=True, hints=[on_one_device, not_replicated])
-def two_steps_from_inputs_on_the_mesh(fn):
-    params = place(mlp_params(110, 3, 6, 2), P())
-    batch = place(regression_batch(111, 3 * jax.device_count(), 3, 2), P("data"))
-    for _ in range(2):
-        params = fn(params, batch, 0.5)
-    return {"result": params, "layout": {k: layout(v) for k, v in params.items()}}
-
-
-@case("dp_train_step", hidden=True, judge=compiles_to("all-reduce", hints.HINT_DP_ONE_DEVICE))
-def compiles_to_a_gradient_all_reduce(fn):
-    params = mlp_params(112, 3, 4, 2)
-    return hlo_collectives(fn, params, regression_batch(113, 2 * jax.device_count(), 3, 2), 0.1)
+    params = mlp_params(108, 3, 8, 2)
+    return program_summary(trailing(fn, 2), params,
+                           regression_batch(109, 4 * jax.device_count(), 3, 2))
 
 
 # --- tensor_parallel_mlp --------------------------------------------------------------------

@@ -19,13 +19,38 @@ HINT_DP_FORGOT_PMEAN = (
 )
 HINT_DP_ONE_DEVICE = (
     "Everything ran on one device: the new parameters live on a single device and no "
-    "all-reduce was compiled. Put the batch on the mesh split by rows (NamedSharding(mesh, "
-    "P('data'))) and the parameters replicated (P()), for example with the in_shardings and "
-    "out_shardings of jax.jit."
+    "all-reduce was compiled. Put the batch on the mesh you are given, its rows split over "
+    "the mesh's axes, and the parameters replicated (P()), for example with the in_shardings "
+    "and out_shardings of jax.jit."
 )
 HINT_DP_NOT_REPLICATED = (
-    "Every device must hold the whole of each new parameter: return them replicated, for "
-    "example with out_shardings=NamedSharding(mesh, P()) in jax.jit."
+    "Every device must hold the whole of each new parameter: return them replicated on the "
+    "mesh you are given, for example with out_shardings=NamedSharding(mesh, P()) in jax.jit."
+)
+HINT_DP_EVERY_AXIS = (
+    "Each device holds more of the batch than its share: the rows are split over some of the "
+    "mesh's axes only, and the devices along the others repeat the same work on the same "
+    "rows. Split the rows over all the axes together, P(mesh.axis_names), whatever their "
+    "number and names."
+)
+MSG_RECEIVED = (
+    "In the compiled program each device receives {have:,} bytes through collectives; one "
+    "all-reduce of the gradients is {once:,}."
+)
+HINT_ACC_REDUCE_EACH = (
+    "The gradients are averaged over 'data' more than once: a pmean inside the loop runs once "
+    "per microbatch, and each one sends the whole gradient again. Add the microbatches' "
+    "gradients up on each device first, and pmean the total once, after the loop."
+)
+MSG_ACC_TEMP = (
+    "In the compiled program each device holds {have:,} bytes of temporaries; one "
+    "microbatch's activations at a time take at most {bound:,}."
+)
+HINT_ACC_ALL_AT_ONCE = (
+    "Each device holds the activations of all its rows at once. Differentiate one microbatch "
+    "per turn of a jax.lax.scan (or jax.lax.fori_loop) whose carry is the running total of "
+    "the gradients: a loop XLA sees reuses one microbatch's buffers, where a Python for loop "
+    "is unrolled into one program that computes every microbatch side by side."
 )
 HINT_TP_FORGOT_PSUM = (
     "The result is what the first 'model' block computes from its own hidden units: add up "

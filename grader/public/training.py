@@ -6,13 +6,16 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import Mesh
 
 from grader.framework import hlo
 from grader.framework.cases import case
-from grader.framework.judge import Hint, compiles_to, result_close_to
+from grader.framework.footprint import SLACK, footprint
+from grader.framework.judge import PASS, Hint, Verdict, result_close_to, same
 from grader.framework.placement import layout
-from grader.framework.probes import Program, hlo_collectives, measure
+from grader.framework.probes import Program, hlo_collectives, measure, trailing
 from grader.hints import training as hints
+from grader.public.cost import cost_memory_bytes
 
 
 # --- inputs -------------------------------------------------------------------------------
@@ -92,33 +95,97 @@ def gathered_shapes(program: Program) -> list[list[int]]:
                   if c.op == "all-gather" for _, shape in c.operands)
 
 
-# --- data_parallel_grads --------------------------------------------------------------------
-@case("data_parallel_grads", hidden=False, hints=[summed_grads, forgot_pmean])
-def grads_match_one_device(fn):
+# --- dp_step_on_mesh -----------------------------------------------------------------------
+def step_mesh(*names: str) -> Mesh:
+    """A mesh of every device with one, two or three axes named ``names``: on 8 devices
+    (8,), (4, 2) or (2, 2, 2); on 2, (2,), (1, 2) or (2, 1, 1)."""
+    n = jax.device_count()
+    two = 2 if n % 2 == 0 else 1
+    last = 2 if (n // two) % 2 == 0 else 1
+    shapes = {1: (n,), 2: (n // two, two), 3: (two, n // two // last, last)}
+    return jax.make_mesh(shapes[len(names)], names)
+
+
+@measure
+def held_per_device(program: Program) -> dict[str, object]:
+    """The bytes one device holds of each argument and each output of the compiled program,
+    and how many devices it runs on."""
+    held = footprint(program)["held"]
+    return {"arguments": held["arguments"], "outputs": held["outputs"],
+            "devices": program.exported.nr_devices}
+
+
+held_on_one_device = Hint(lambda got, want: got["held"]["devices"] == 1,
+                          hints.HINT_DP_ONE_DEVICE)
+rows_on_some_axes = Hint(lambda got, want: True, hints.HINT_DP_EVERY_AXIS)
+HOLDS_ITS_SHARE = same("held", hints=[held_on_one_device, rows_on_some_axes])
+
+
+@case("dp_step_on_mesh", hidden=False, hints=[on_one_device, not_replicated])
+def one_step_on_a_two_axis_mesh(fn):
+    params = mlp_params(10, 4, 8, 2)
+    mesh = step_mesh("data", "fsdp")
+    new = fn(params, regression_batch(11, 4 * jax.device_count(), 4, 2), 0.1, mesh)
+    return {"result": new, "layout": {k: layout(v) for k, v in new.items()}}
+
+
+@case("dp_step_on_mesh", hidden=False, judge=HOLDS_ITS_SHARE)
+def each_device_holds_its_share_of_the_rows(fn):
+    batch = regression_batch(13, 2 * jax.device_count(), 4, 2)
+    return {"held": held_per_device(trailing(fn, step_mesh("data", "fsdp")),
+                                    mlp_params(12, 4, 8, 2), batch, 0.1)}
+
+
+# --- accumulated_grads ------------------------------------------------------------------------
+@measure
+def received_bytes(program: Program) -> int:
+    """What one device receives through collectives, each counted as often as it runs."""
+    return sum(hlo.received(program.compiled)[0].values())
+
+
+def accumulation_inputs(seed: int, rows_per_device: int = 64, d_in: int = 4,
+                        hidden: int = 64) -> tuple[dict, dict]:
+    """Parameters with a hidden layer wide enough that the activations of a device's rows
+    outweigh them (five times, in temporaries, at the defaults), and a batch of
+    ``rows_per_device`` rows per device."""
+    params = mlp_params(seed, d_in, hidden, 2)
+    return params, regression_batch(seed + 1, rows_per_device * jax.device_count(), d_in, 2)
+
+
+def reduces_once(got: dict, want: dict) -> Verdict:
+    """What one device receives must be the reference's one all-reduce of the gradients."""
+    have, once = int(got["received"]), int(want["received"])
+    if have <= once + SLACK:
+        return PASS
+    return Verdict(False, hints.MSG_RECEIVED.format(have=have, once=once),
+                   hints.HINT_ACC_REDUCE_EACH)
+
+
+def one_microbatch_at_a_time(got: dict, want: dict) -> Verdict:
+    """The temporaries per device must stay within 1.5 times the reference's."""
+    have, bound = int(got["memory"]["temp"]), int(1.5 * int(want["memory"]["temp"]))
+    if have <= bound:
+        return PASS
+    return Verdict(False, hints.MSG_ACC_TEMP.format(have=have, bound=bound),
+                   hints.HINT_ACC_ALL_AT_ONCE)
+
+
+@case("accumulated_grads", hidden=False, hints=[summed_grads, forgot_pmean])
+def grads_match_one_pass_over_the_batch(fn):
     params = mlp_params(0, 3, 8, 2)
     batch = regression_batch(1, 4 * jax.device_count(), 3, 2)
-    return {"result": fn(params, batch), **grads_context(params, batch)}
+    return {"result": fn(params, batch, 2), **grads_context(params, batch)}
 
 
-@case("data_parallel_grads", hidden=False,
-      judge=compiles_to("all-reduce", hints.HINT_DP_FORGOT_PMEAN))
-def compiles_to_an_all_reduce(fn):
-    params = mlp_params(2, 3, 8, 2)
-    return hlo_collectives(fn, params, regression_batch(3, 2 * jax.device_count(), 3, 2))
+@case("accumulated_grads", hidden=False, judge=reduces_once)
+def averages_the_gradients_once(fn):
+    params, batch = accumulation_inputs(2, rows_per_device=8, hidden=16)
+    return {"received": received_bytes(trailing(fn, 4), params, batch)}
 
 
-# --- dp_train_step --------------------------------------------------------------------------
-@case("dp_train_step", hidden=False)
-def one_step_matches_one_device(fn):
-    params = mlp_params(10, 4, 8, 2)
-    return {"result": fn(params, regression_batch(11, 4 * jax.device_count(), 4, 2), 0.1)}
-
-
-@case("dp_train_step", hidden=False, hints=[on_one_device, not_replicated])
-def new_params_are_replicated(fn):
-    params = mlp_params(12, 4, 8, 2)
-    new = fn(params, regression_batch(13, 2 * jax.device_count(), 4, 2), 0.1)
-    return {"layout": {k: layout(v) for k, v in new.items()}}
+@case("accumulated_grads", hidden=False, judge=one_microbatch_at_a_time)
+def holds_one_microbatch_of_activations(fn):
+    return {"memory": cost_memory_bytes(trailing(fn, 8), *accumulation_inputs(4))}
 
 
 # --- tensor_parallel_mlp --------------------------------------------------------------------

@@ -4,6 +4,8 @@ function, written here independently of solutions/, pass with no hint?"""
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -49,31 +51,45 @@ def tp_mesh() -> Mesh:
 
 
 # --- correct functions ----------------------------------------------------------------------
-def grads_with(local_grads, **options):
-    def data_parallel_grads(params, batch):
-        return jax.jit(jax.shard_map(local_grads, mesh=data_mesh(), in_specs=(P(), P("data")),
+def on_every_axis(rows_spec):
+    """A step whose batch rows are split as ``rows_spec(mesh)`` says."""
+    def dp_step_on_mesh(params, batch, lr, mesh):
+        whole = NamedSharding(mesh, P())
+        rows = NamedSharding(mesh, rows_spec(mesh))
+        return jax.jit(sgd_step, in_shardings=(whole, rows, None),
+                       out_shardings=whole)(params, batch, lr)
+
+    return dp_step_on_mesh
+
+
+def accumulating(local_grads, **options):
+    def accumulated_grads(params, batch, steps):
+        local = functools.partial(local_grads, steps=steps)
+        return jax.jit(jax.shard_map(local, mesh=data_mesh(), in_specs=(P(), P("data")),
                                      out_specs=P(), **options))(params, batch)
 
-    return data_parallel_grads
+    return accumulated_grads
 
 
-def averaged(params, rows):
-    params = jax.lax.pcast(params, "data", to="varying")
-    return jax.lax.pmean(jax.grad(loss_fn)(params, rows), "data")
+def in_a_fori_loop(params, rows, steps, varying=True, reduce="after"):
+    """The microbatches' gradients added up in a fori_loop, averaged over 'data' after it
+    (reduce="after"), inside it ("each") or not at all ("never")."""
+    if varying:
+        params = jax.lax.pcast(params, "data", to="varying")
+    size = rows["x"].shape[0] // steps
 
+    def add(i, total):
+        part = jax.tree.map(lambda a: jax.lax.dynamic_slice_in_dim(a, i * size, size), rows)
+        grads = jax.grad(loss_fn)(params, part)
+        if reduce == "each":
+            grads = jax.lax.pmean(grads, "data")
+        return jax.tree.map(lambda t, g: t + g / steps, total, grads)
 
-def step_with(**shardings):
-    def dp_train_step(params, batch, lr):
-        return jax.jit(sgd_step, **shardings)(params, batch, lr)
-
-    return dp_train_step
-
-
-def placed_step(params, batch, lr):
-    mesh = data_mesh()
-    return step_with(in_shardings=(NamedSharding(mesh, P()), NamedSharding(mesh, P("data")),
-                                   None),
-                     out_shardings=NamedSharding(mesh, P()))(params, batch, lr)
+    zeros = jax.tree.map(jnp.zeros_like, params)
+    if reduce == "each":
+        zeros = jax.tree.map(lambda z: jax.lax.pmean(z, "data"), zeros)
+    total = jax.lax.fori_loop(0, steps, add, zeros)
+    return jax.lax.pmean(total, "data") if reduce == "after" else total
 
 
 def tp_with(local, **options):
@@ -101,8 +117,8 @@ def fsdp_with(gather, specs=ROWS):
 
 
 CORRECT = {
-    "data_parallel_grads": grads_with(averaged),
-    "dp_train_step": placed_step,
+    "dp_step_on_mesh": on_every_axis(lambda mesh: P(mesh.axis_names)),
+    "accumulated_grads": accumulating(in_a_fori_loop),
     "tensor_parallel_mlp": tp_with(lambda x, w1, w2: jax.lax.psum(jax.nn.relu(x @ w1) @ w2,
                                                                    "model")),
     "fsdp_forward": fsdp_with(lambda w: jax.lax.all_gather(w, "data", axis=0, tiled=True)),
@@ -111,37 +127,57 @@ for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
 
 
-# --- data_parallel_grads --------------------------------------------------------------------
-mistake("data_parallel_grads", hints.HINT_DP_GRADS_SUMMED, "no_pcast")(
-    grads_with(lambda params, rows: jax.lax.pmean(jax.grad(loss_fn)(params, rows), "data")))
-mistake("data_parallel_grads", hints.HINT_DP_FORGOT_PMEAN, "no_pmean_unchecked")(
-    grads_with(lambda params, rows: jax.grad(loss_fn)(
-        jax.lax.pcast(params, "data", to="varying"), rows), check_vma=False))
-mistake("data_parallel_grads", common.HINT_NOT_REPLICATED, "no_pmean")(
-    grads_with(lambda params, rows: jax.grad(loss_fn)(
-        jax.lax.pcast(params, "data", to="varying"), rows)))
+# --- dp_step_on_mesh -----------------------------------------------------------------------
+mistake("dp_step_on_mesh", hints.HINT_DP_ONE_DEVICE, "jit_without_shardings")(
+    lambda params, batch, lr, mesh: jax.jit(sgd_step)(params, batch, lr))
+mistake("dp_step_on_mesh", hints.HINT_DP_EVERY_AXIS, "rows_over_the_first_axis")(
+    on_every_axis(lambda mesh: P(mesh.axis_names[0])))
 
 
-@mistake("data_parallel_grads", common.HINT_RESHARD)
-def explicit_mesh_without_placing_the_batch(params, batch):
-    mesh = jax.make_mesh((jax.device_count(),), ("data",))
-    return jax.jit(jax.shard_map(averaged, mesh=mesh, in_specs=(P(), P("data")),
+@mistake("dp_step_on_mesh", hints.HINT_DP_NOT_REPLICATED)
+def brings_the_new_parameters_back_to_the_host(params, batch, lr, mesh):
+    return jax.device_get(CORRECT["dp_step_on_mesh"](params, batch, lr, mesh))
+
+
+# --- accumulated_grads ------------------------------------------------------------------------
+# (jax.grad of replicated parameters sums over 'data' inside the loop: once per microbatch)
+mistake("accumulated_grads", hints.HINT_DP_GRADS_SUMMED, "no_pcast",
+        also=(hints.HINT_ACC_REDUCE_EACH,))(
+    accumulating(functools.partial(in_a_fori_loop, varying=False)))
+mistake("accumulated_grads", hints.HINT_ACC_REDUCE_EACH, "pmean_per_microbatch")(
+    accumulating(functools.partial(in_a_fori_loop, reduce="each")))
+mistake("accumulated_grads", hints.HINT_ACC_ALL_AT_ONCE, "whole_rows_at_once")(
+    accumulating(lambda params, rows, steps: jax.lax.pmean(
+        jax.grad(loss_fn)(jax.lax.pcast(params, "data", to="varying"), rows), "data")))
+
+
+@mistake("accumulated_grads", hints.HINT_ACC_ALL_AT_ONCE)
+def python_loop_over_the_microbatches(params, batch, steps):
+    def local(params, rows):
+        params = jax.lax.pcast(params, "data", to="varying")
+        size = rows["x"].shape[0] // steps
+        total = jax.tree.map(jnp.zeros_like, params)
+        for i in range(steps):
+            part = jax.tree.map(lambda a, i=i: a[i * size:(i + 1) * size], rows)
+            total = jax.tree.map(jnp.add, total, jax.grad(loss_fn)(params, part))
+        return jax.lax.pmean(jax.tree.map(lambda t: t / steps, total), "data")
+
+    return jax.jit(jax.shard_map(local, mesh=data_mesh(), in_specs=(P(), P("data")),
                                  out_specs=P()))(params, batch)
 
 
-# --- dp_train_step --------------------------------------------------------------------------
-mistake("dp_train_step", hints.HINT_DP_ONE_DEVICE, "jit_without_shardings")(step_with())
+mistake("accumulated_grads", hints.HINT_DP_FORGOT_PMEAN, "no_pmean_unchecked")(
+    accumulating(functools.partial(in_a_fori_loop, reduce="never"), check_vma=False))
+mistake("accumulated_grads", common.HINT_NOT_REPLICATED, "no_pmean")(
+    accumulating(functools.partial(in_a_fori_loop, reduce="never")))
 
 
-@mistake("dp_train_step", hints.HINT_DP_NOT_REPLICATED)
-def brings_the_new_parameters_back_to_the_host(params, batch, lr):
-    return jax.device_get(placed_step(params, batch, lr))
-
-
-@mistake("dp_train_step", common.HINT_DOES_NOT_DIVIDE)
-def splits_the_parameters_like_the_batch(params, batch, lr):
-    rows = NamedSharding(data_mesh(), P("data"))
-    return step_with(in_shardings=(rows, rows, None))(params, batch, lr)
+@mistake("accumulated_grads", common.HINT_RESHARD)
+def explicit_mesh_without_placing_the_batch(params, batch, steps):
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    local = functools.partial(in_a_fori_loop, steps=steps)
+    return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=(P(), P("data")),
+                                 out_specs=P()))(params, batch)
 
 
 # --- tensor_parallel_mlp --------------------------------------------------------------------
@@ -181,9 +217,12 @@ mistake("fsdp_forward", hints.HINT_FSDP_GATHER_WEIGHTS, "weights_replicated")(
     ("tensor_parallel_mlp:psums_over_the_model_axis",
      tp_with(lambda x, w1, w2: jax.lax.psum(jax.nn.relu(x @ w1) @ w2, "data"), check_vma=False),
      hints.HINT_TP_PSUM_AXIS),
-], ids=["fsdp_weights_replicated", "tp_psum_over_data"])
+    ("dp_step_on_mesh:holds_its_share_on_a_three_axis_mesh",
+     on_every_axis(lambda mesh: P(mesh.axis_names[:2])), hints.HINT_DP_EVERY_AXIS),
+], ids=["fsdp_weights_replicated", "tp_psum_over_data", "dp_rows_over_two_axes_of_three"])
 def test_the_graders_tests_of_how_it_computes_give_their_hints(case_id, wrong, hint):
-    """Weights that enter shard_map replicated, a psum over 'data' instead of 'model': does
-    the grader's hidden test of what the program traces fail each with its hint, and pass
+    """Weights that enter shard_map replicated, a psum over 'data' instead of 'model', rows
+    split over the first two axes of a mesh (all the axes of the public tests' meshes): does
+    the grader's hidden test of how the program computes fail each with its hint, and pass
     the correct function?"""
     assert_hidden_hint(case_id, wrong, hint, CORRECT)
