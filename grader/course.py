@@ -232,15 +232,15 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "tensor_parallel_mlp",
-        lesson="05_training",
-        summary="relu(x @ w1) @ w2 on a ('data', 'model') mesh: hidden units split, one psum.",
-        all_devices=True,
-    ),
-    Exercise(
         "fsdp_forward",
         lesson="05_training",
         summary="The MLP with weights stored split over 'data', all-gathered just before use.",
+        all_devices=True,
+    ),
+    Exercise(
+        "tp_attention",
+        lesson="05_training",
+        summary="Multi-head attention on a ('data', 'model') mesh: heads split, one psum.",
         all_devices=True,
     ),
     # --- lesson 06_multiprocess ---

@@ -16,7 +16,8 @@ from grader.public.cost import cost_memory_bytes
 from grader.public.training import (
     HOLDS_ITS_SHARE,
     accumulation_inputs,
-    first_model_block,
+    attention_inputs,
+    first_heads_only,
     forgot_pmean,
     fsdp_inputs,
     gathered_shapes,
@@ -32,9 +33,8 @@ from grader.public.training import (
     regression_batch,
     step_mesh,
     summed_grads,
-    tp_extra_communication,
-    tp_forgot_psum,
-    tp_inputs,
+    tpa_extra_communication,
+    tpa_forgot_psum,
 )
 
 
@@ -119,29 +119,28 @@ def averages_over_the_data_axis(fn):
                            regression_batch(109, 4 * jax.device_count(), 3, 2))
 
 
-# --- tensor_parallel_mlp --------------------------------------------------------------------
-@case("tensor_parallel_mlp", hidden=True, hints=[tp_forgot_psum])
-def random_inputs_rows_split_over_data(fn):
-    x, w1, w2 = tp_inputs(120, rows_per_block=2, d_in=7, d_out=4)
-    result = fn(x, w1, w2)
-    return {"result": result, "layout": layout(result),
-            "_first_block": first_model_block(x, w1, w2)}
+# --- tp_attention ---------------------------------------------------------------------------
+@case("tp_attention", hidden=True, hints=[tpa_forgot_psum])
+def more_heads_per_device_and_a_longer_sequence(fn):
+    arrays = attention_inputs(120, rows_per_block=1, seq=9, d_model=4, heads_per_block=3,
+                              head_dim=2)
+    result = fn(*arrays)
+    return {"result": result, "layout": layout(result), "_first_heads": first_heads_only(*arrays)}
 
 
-@case("tensor_parallel_mlp", hidden=True, hints=[tp_extra_communication])
-def one_all_reduce_on_every_device_count(fn):
-    return hlo_collectives(fn, *tp_inputs(122, rows_per_block=1))
+@case("tp_attention", hidden=True, hints=[tpa_extra_communication])
+def one_all_reduce_with_more_heads(fn):
+    return hlo_collectives(fn, *attention_inputs(122, heads_per_block=3, d_model=8))
 
 
-@case("tensor_parallel_mlp", hidden=True,
-      judge=traces("psum", "model", hints.HINT_TP_PSUM_AXIS))
+@case("tp_attention", hidden=True, judge=traces("psum", "model", hints.HINT_TP_PSUM_AXIS))
 def psums_over_the_model_axis(fn):
-    return program_summary(fn, *tp_inputs(124))
+    return program_summary(fn, *attention_inputs(124))
 
 
-@case("tensor_parallel_mlp", hidden=True, judge=runs_on_mesh)
+@case("tp_attention", hidden=True, judge=runs_on_mesh)
 def runs_on_a_data_by_model_mesh(fn):
-    return program_summary(fn, *tp_inputs(126))
+    return program_summary(fn, *attention_inputs(126))
 
 
 # --- fsdp_forward ---------------------------------------------------------------------------

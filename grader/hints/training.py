@@ -52,15 +52,17 @@ HINT_ACC_ALL_AT_ONCE = (
     "the gradients: a loop XLA sees reuses one microbatch's buffers, where a Python for loop "
     "is unrolled into one program that computes every microbatch side by side."
 )
-HINT_TP_FORGOT_PSUM = (
-    "The result is what the first 'model' block computes from its own hidden units: add up "
-    "the partial outputs of all blocks with jax.lax.psum(..., 'model') after the second matmul."
+HINT_TPA_FORGOT_PSUM = (
+    "The result is what the first 'model' block's heads contribute alone: each device's "
+    "output projection gives a partial sum over its own heads; add the partial sums of all "
+    "blocks with jax.lax.psum(..., 'model') after multiplying by wo."
 )
-HINT_TP_ONE_ALL_REDUCE = (
-    "This tensor-parallel MLP needs exactly one all-reduce and no other communication: with w1 "
-    "split by columns (P(None, 'model')) and w2 by rows (P('model', None)), each device applies "
-    "relu to its own hidden units, and one psum over 'model' adds the partial outputs. Nothing "
-    "needs to be gathered."
+HINT_TPA_ONE_ALL_REDUCE = (
+    "Splitting attention by heads needs exactly one all-reduce and no other communication: "
+    "with wq, wk and wv split along their heads dimension (P(None, 'model', None)) and wo "
+    "along its heads dimension too (P('model')), each device computes the attention of its "
+    "own heads from x whole (its batch rows), and one psum over 'model' adds the partial "
+    "outputs. Nothing needs to be gathered: no weight, and no head's output."
 )
 HINT_TP_PSUM_AXIS = (
     "The partial outputs differ along 'model', so the psum must be over 'model'; each 'data' "

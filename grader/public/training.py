@@ -67,13 +67,6 @@ def grads_context(params: dict, batch: dict) -> dict:
     return {"_summed": {k: n * g for k, g in grads.items()}, "_first_device": first}
 
 
-def first_model_block(x: jax.Array, w1: jax.Array, w2: jax.Array) -> np.ndarray:
-    """The output when the psum over 'model' is left out: the first block's partial sum."""
-    width = w1.shape[1] // model_axis_size()
-    x, w1, w2 = (np.asarray(a, np.float64) for a in (x, w1, w2))
-    return np.maximum(x @ w1[:, :width], 0) @ w2[:width]
-
-
 summed_grads = result_close_to("_summed", hints.HINT_DP_GRADS_SUMMED)
 forgot_pmean = result_close_to("_first_device", hints.HINT_DP_FORGOT_PMEAN)
 on_one_device = Hint(
@@ -82,8 +75,6 @@ on_one_device = Hint(
     hints.HINT_DP_ONE_DEVICE,
 )
 not_replicated = Hint(lambda got, want: True, hints.HINT_DP_NOT_REPLICATED)
-tp_forgot_psum = result_close_to("_first_block", hints.HINT_TP_FORGOT_PSUM)
-tp_extra_communication = Hint(lambda got, want: True, hints.HINT_TP_ONE_ALL_REDUCE)
 gathers_activations = Hint(lambda got, want: True, hints.HINT_FSDP_GATHER_WEIGHTS)
 
 
@@ -188,25 +179,47 @@ def holds_one_microbatch_of_activations(fn):
     return {"memory": cost_memory_bytes(trailing(fn, 8), *accumulation_inputs(4))}
 
 
-# --- tensor_parallel_mlp --------------------------------------------------------------------
-def tp_inputs(seed: int, rows_per_block: int = 3, d_in: int = 5, d_out: int = 3) -> tuple:
-    """x (rows, d_in), w1 (d_in, hidden), w2 (hidden, d_out): the rows split evenly over
-    'data' and the hidden units over 'model'."""
+# --- tp_attention ---------------------------------------------------------------------------
+def attention(x, wq, wk, wv, wo):
+    """Multi-head self-attention without a mask, as the exercises notebook defines it."""
+    q, k, v = (jnp.einsum("bsm,mhd->bshd", x, w) for w in (wq, wk, wv))
+    scores = jnp.einsum("bshd,bthd->bhst", q, k) / jnp.sqrt(q.shape[-1])
+    heads = jnp.einsum("bhst,bthd->bshd", jax.nn.softmax(scores, axis=-1), v)
+    return jnp.einsum("bshd,hdm->bsm", heads, wo)
+
+
+def attention_inputs(seed: int, rows_per_block: int = 2, seq: int = 5, d_model: int = 6,
+                     heads_per_block: int = 2, head_dim: int = 3) -> tuple:
+    """x (rows, seq, d_model), its rows split evenly over 'data'; wq, wk, wv (d_model, heads,
+    head_dim) and wo (heads, head_dim, d_model), the heads split evenly over 'model'."""
     data = jax.device_count() // model_axis_size()
-    params = mlp_params(seed, d_in, 4 * model_axis_size(), d_out, biases=False)
-    x = regression_batch(seed + 1, rows_per_block * data, d_in, 1)["x"]
-    return x, params["w1"], params["w2"]
+    heads = heads_per_block * model_axis_size()
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(rows_per_block * data, seq, d_model))
+    ws = [rng.normal(size=(d_model, heads, head_dim)) / np.sqrt(d_model) for _ in range(3)]
+    wo = rng.normal(size=(heads, head_dim, d_model)) / np.sqrt(heads * head_dim)
+    return tuple(jnp.asarray(a, jnp.float32) for a in (x, *ws, wo))
 
 
-@case("tensor_parallel_mlp", hidden=False, hints=[tp_forgot_psum])
-def matches_the_dense_mlp(fn):
-    x, w1, w2 = tp_inputs(20)
-    return {"result": fn(x, w1, w2), "_first_block": first_model_block(x, w1, w2)}
+def first_heads_only(x, wq, wk, wv, wo) -> np.ndarray:
+    """The output when the psum over 'model' is left out: the first block of heads' share."""
+    width = wq.shape[1] // model_axis_size()
+    return np.asarray(attention(x, *(w[:, :width] for w in (wq, wk, wv)), wo[:width]))
 
 
-@case("tensor_parallel_mlp", hidden=False, hints=[tp_extra_communication])
+tpa_forgot_psum = result_close_to("_first_heads", hints.HINT_TPA_FORGOT_PSUM)
+tpa_extra_communication = Hint(lambda got, want: True, hints.HINT_TPA_ONE_ALL_REDUCE)
+
+
+@case("tp_attention", hidden=False, hints=[tpa_forgot_psum])
+def matches_attention_on_one_device(fn):
+    arrays = attention_inputs(20)
+    return {"result": fn(*arrays), "_first_heads": first_heads_only(*arrays)}
+
+
+@case("tp_attention", hidden=False, hints=[tpa_extra_communication])
 def one_all_reduce_and_nothing_else(fn):
-    return hlo_collectives(fn, *tp_inputs(22))
+    return hlo_collectives(fn, *attention_inputs(22))
 
 
 # --- fsdp_forward ---------------------------------------------------------------------------

@@ -92,13 +92,20 @@ def in_a_fori_loop(params, rows, steps, varying=True, reduce="after"):
     return jax.lax.pmean(total, "data") if reduce == "after" else total
 
 
-def tp_with(local, **options):
-    def tensor_parallel_mlp(x, w1, w2):
-        specs = (P("data"), P(None, "model"), P("model"))
-        return jax.jit(jax.shard_map(local, mesh=tp_mesh(), in_specs=specs,
-                                     out_specs=P("data"), **options))(x, w1, w2)
+def attention(x, wq, wk, wv, wo):
+    q, k, v = (jnp.einsum("bsm,mhd->bshd", x, w) for w in (wq, wk, wv))
+    weights = jax.nn.softmax(jnp.einsum("bshd,bthd->bhst", q, k) / jnp.sqrt(q.shape[-1]))
+    return jnp.einsum("bhst,bthd,hdm->bsm", weights, v, wo)
 
-    return tensor_parallel_mlp
+
+def tpa_with(local, **options):
+    def tp_attention(x, wq, wk, wv, wo):
+        heads = P(None, "model")
+        specs = (P("data"), heads, heads, heads, P("model"))
+        return jax.jit(jax.shard_map(local, mesh=tp_mesh(), in_specs=specs,
+                                     out_specs=P("data"), **options))(x, wq, wk, wv, wo)
+
+    return tp_attention
 
 
 ROWS = (P("data"), P("data"))
@@ -119,8 +126,7 @@ def fsdp_with(gather, specs=ROWS):
 CORRECT = {
     "dp_step_on_mesh": on_every_axis(lambda mesh: P(mesh.axis_names)),
     "accumulated_grads": accumulating(in_a_fori_loop),
-    "tensor_parallel_mlp": tp_with(lambda x, w1, w2: jax.lax.psum(jax.nn.relu(x @ w1) @ w2,
-                                                                   "model")),
+    "tp_attention": tpa_with(lambda *arrays: jax.lax.psum(attention(*arrays), "model")),
     "fsdp_forward": fsdp_with(lambda w: jax.lax.all_gather(w, "data", axis=0, tiled=True)),
 }
 for _name, _fn in CORRECT.items():
@@ -180,23 +186,26 @@ def explicit_mesh_without_placing_the_batch(params, batch, steps):
                                  out_specs=P()))(params, batch)
 
 
-# --- tensor_parallel_mlp --------------------------------------------------------------------
-mistake("tensor_parallel_mlp", hints.HINT_TP_FORGOT_PSUM, "no_psum_unchecked",
-        also=(hints.HINT_TP_ONE_ALL_REDUCE,))(
-    tp_with(lambda x, w1, w2: jax.nn.relu(x @ w1) @ w2, check_vma=False))
-mistake("tensor_parallel_mlp", common.HINT_NOT_REPLICATED, "no_psum")(
-    tp_with(lambda x, w1, w2: jax.nn.relu(x @ w1) @ w2))
+# --- tp_attention ---------------------------------------------------------------------------
+mistake("tp_attention", hints.HINT_TPA_FORGOT_PSUM, "no_psum_unchecked",
+        also=(hints.HINT_TPA_ONE_ALL_REDUCE,))(
+    tpa_with(attention, check_vma=False))
+mistake("tp_attention", common.HINT_NOT_REPLICATED, "no_psum")(tpa_with(attention))
 
 
-@mistake("tensor_parallel_mlp", hints.HINT_TP_ONE_ALL_REDUCE)
-def gathers_the_hidden_units(x, w1, w2):
-    def local(x, w1, w2):
-        hidden = jax.lax.all_gather(jax.nn.relu(x @ w1), "model", axis=1, tiled=True)
-        return hidden @ w2
+@mistake("tp_attention", hints.HINT_TPA_ONE_ALL_REDUCE)
+def gathers_every_heads_output(x, wq, wk, wv, wo):
+    def local(x, wq, wk, wv, wo):
+        q, k, v = (jnp.einsum("bsm,mhd->bshd", x, w) for w in (wq, wk, wv))
+        scores = jnp.einsum("bshd,bthd->bhst", q, k) / jnp.sqrt(q.shape[-1])
+        mine = jnp.einsum("bhst,bthd->bshd", jax.nn.softmax(scores, axis=-1), v)
+        every = jax.lax.all_gather(mine, "model", axis=2, tiled=True)
+        return jnp.einsum("bshd,hdm->bsm", every, wo)
 
-    specs = (P("data"), P(None, "model"), P())
-    return jax.jit(jax.shard_map(local, mesh=tp_mesh(), in_specs=specs, out_specs=P("data"),
-                                 check_vma=False))(x, w1, w2)
+    heads = P(None, "model")
+    return jax.jit(jax.shard_map(local, mesh=tp_mesh(), in_specs=(P("data"), heads, heads,
+                                                                   heads, P()),
+                                 out_specs=P("data"), check_vma=False))(x, wq, wk, wv, wo)
 
 
 # --- fsdp_forward ---------------------------------------------------------------------------
@@ -214,8 +223,8 @@ mistake("fsdp_forward", hints.HINT_FSDP_GATHER_WEIGHTS, "weights_replicated")(
 @pytest.mark.parametrize("case_id, wrong, hint", [
     ("fsdp_forward:all_gathers_inside_the_shard_map",
      fsdp_with(lambda w: w, specs=(P(), P("data"))), hints.HINT_FSDP_GATHER_INSIDE),
-    ("tensor_parallel_mlp:psums_over_the_model_axis",
-     tp_with(lambda x, w1, w2: jax.lax.psum(jax.nn.relu(x @ w1) @ w2, "data"), check_vma=False),
+    ("tp_attention:psums_over_the_model_axis",
+     tpa_with(lambda *arrays: jax.lax.psum(attention(*arrays), "data"), check_vma=False),
      hints.HINT_TP_PSUM_AXIS),
     ("dp_step_on_mesh:holds_its_share_on_a_three_axis_mesh",
      on_every_axis(lambda mesh: P(mesh.axis_names[:2])), hints.HINT_DP_EVERY_AXIS),
