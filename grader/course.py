@@ -245,21 +245,21 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     # --- lesson 06_multiprocess ---
     Exercise(
-        "global_batch",
+        "total_over_processes",
         lesson="06_multiprocess",
-        summary="This process's rows -> the global batch over every process's devices, P('data').",
+        summary="A count from every process -> their sum, a Python int in every process.",
         all_devices=True,
     ),
     Exercise(
-        "global_mean",
+        "rows_to_read",
         lesson="06_multiprocess",
-        summary="Column means over the rows of all processes, a NumPy array in every process.",
+        summary="The distinct row ranges this process's devices hold of a sharded batch.",
         all_devices=True,
     ),
     Exercise(
-        "random_global_batch",
+        "uneven_global_mean",
         lesson="06_multiprocess",
-        summary="Each process draws its rows from fold_in(key, process_index); the global batch.",
+        summary="Column means over processes with unequal row counts: padding and a mask.",
         all_devices=True,
     ),
     # --- lesson 07_cost ---

@@ -11,107 +11,125 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
-from grader.framework.judge import Hint, close, same
-from grader.framework.placement import spec_of
+from grader.framework.judge import Hint, close
 from grader.hints import multiprocess as hints
+from grader.launcher import DEFAULT_DEVICES_PER_PROCESS, DEFAULT_PROCESSES
 from grader.public.multiprocess import (
-    BATCH_COLUMNS,
-    BATCH_ROWS,
-    global_batch_in_each_process,
-    global_mean_in_each_process,
-    mean_rows,
+    SOURCE_SHAPE,
+    UNEVEN_CAPACITY,
+    count_of,
+    counts_padding,
     mean_shape,
-    mesh_of,
-    not_placed,
-    other_spec,
-    random_global_batch_in_each_process,
+    meshes_of_pairs,
+    not_an_int,
+    padded_mean,
+    reads,
+    reads_in_each_process,
+    reads_twice,
     rows,
-    same_key,
-    shards_of,
-    unfolded_rows,
+    total_in_each_process,
+    uneven_in_each_process,
+    uneven_rows,
 )
 from grader.workers.replay import replay
 
-local_only = Hint(
-    lambda got, want: close(got["processes"][0]["global_shape"], want["_local_shape"]),
-    hints.HINT_GB_LOCAL_ONLY,
+own_count = Hint(
+    lambda got, want: [p["result"] for p in got["processes"]] == want["_own"],
+    hints.HINT_TOTAL_OWN_COUNT,
+)
+reads_other_processes_blocks = Hint(
+    lambda got, want: all(g == want["_every_device"] for g in got["processes"]),
+    hints.HINT_READS_OTHER_PROCESSES,
 )
 local_means = Hint(
     lambda got, want: all(close(p["result"], m) for p, m in
                           zip(got["processes"], want["_local_means"], strict=True)),
     hints.HINT_MEAN_OF_LOCAL_ROWS,
 )
-same_rows_everywhere = Hint(
-    lambda got, want: close(got["processes"][0]["shards"][0]["data"],
-                            got["processes"][1]["shards"][0]["data"]),
-    hints.HINT_SAME_KEY_EVERY_PROCESS,
+mean_of_means = Hint(
+    lambda got, want: all(close(p["result"], want["_mean_of_means"]) for p in got["processes"]),
+    hints.HINT_UNEVEN_MEAN_OF_MEANS,
+)
+padding_counted = Hint(
+    lambda got, want: all(close(p["result"], want["_padded"]) for p in got["processes"]),
+    hints.HINT_UNEVEN_PADDING,
 )
 
 
-# --- global_batch ---------------------------------------------------------------------------
-@case("global_batch", hidden=True, hints=[not_placed, other_spec])
-def random_rows_keep_their_values(fn):
-    out = fn(rows(4 * jax.device_count(), 5, seed=60))
-    return {"values": np.asarray(out), "spec": spec_of(out), "mesh": mesh_of(out)}
+# --- total_over_processes -----------------------------------------------------------------
+@case("total_over_processes", hidden=True, hints=[not_an_int])
+def a_count_of_zero(fn):
+    total = fn(0)
+    return {"result": total, "python_int": type(total) is int}
 
 
-@case("global_batch", hidden=True, hints=[not_placed, other_spec])
-def integer_rows_stay_integers(fn):
-    local = np.arange(2 * jax.device_count(), dtype=np.int32).reshape(-1, 2)
-    out = fn(local)
-    return {"values": np.asarray(out), "spec": spec_of(out)}
+@case("total_over_processes", hidden=True, hints=[not_an_int])
+def a_count_beyond_float32(fn):
+    total = fn(2**24 + 1)
+    return {"result": total, "python_int": type(total) is int}
 
 
-@case("global_batch", hidden=True, judge=same("shards", hints=[not_placed]))
-def one_block_of_rows_per_device(fn):
-    out = fn(rows(3 * jax.device_count(), 2))
-    return {"spec": spec_of(out), "shards": [{k: s[k] for k in ("device", "rows")}
-                                             for s in shards_of(out)]}
+@case("total_over_processes", hidden=True, devices=(8,), hints=[own_count])
+def adds_the_counts_of_two_processes(fn):
+    found = replay(fn, total_in_each_process)
+    return {"processes": found, "_own": [count_of(p) for p in range(len(found))]}
 
 
-@case("global_batch", hidden=True, devices=(8,), hints=[local_only])
-def joins_the_rows_of_two_processes(fn):
-    found = replay(fn, global_batch_in_each_process)
-    return {"processes": found, "_local_shape": [BATCH_ROWS, BATCH_COLUMNS]}
+# --- rows_to_read ------------------------------------------------------------------------
+@case("rows_to_read", hidden=True, hints=[reads_twice])
+def rows_split_over_both_axes(fn):
+    mesh = meshes_of_pairs()["across"]
+    sharding = NamedSharding(mesh, P(("data", "model")))
+    return {"result": reads(fn, sharding, (3 * jax.device_count(), 2))}
 
 
-# --- global_mean ----------------------------------------------------------------------------
-@case("global_mean", hidden=True, hints=[mean_shape])
-def random_rows(fn):
-    return {"result": fn(rows(3 * jax.device_count(), 4, seed=61))}
+@case("rows_to_read", hidden=True, hints=[reads_twice])
+def rows_not_split_are_one_range(fn):
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    return {"result": reads(fn, NamedSharding(mesh, P()), (5, 2))}
 
 
-@case("global_mean", hidden=True, hints=[mean_shape])
-def a_single_row_per_device(fn):
-    return {"result": fn(rows(jax.device_count(), 2, seed=62, offset=-5))}
+@case("rows_to_read", hidden=True, hints=[reads_twice])
+def columns_split_rows_whole(fn):
+    mesh = meshes_of_pairs()["in_order"]
+    return {"result": reads(fn, NamedSharding(mesh, P(None, "model")), (3, 4))}
 
 
-@case("global_mean", hidden=True, devices=(8,), hints=[local_means])
-def agrees_across_two_processes(fn):
-    found = replay(fn, global_mean_in_each_process)
-    mine = [mean_rows(p).mean(axis=0) for p in range(len(found))]
-    return {"processes": found, "_local_means": mine}
+@case("rows_to_read", hidden=True, devices=(8,),
+      hints=[reads_other_processes_blocks])
+def each_of_two_processes_reads_its_own_blocks(fn):
+    found = replay(fn, reads_in_each_process)
+    # what listing every device's block gives, in any process: the hint's material
+    data = DEFAULT_PROCESSES * DEFAULT_DEVICES_PER_PROCESS // 2
+    step = SOURCE_SHAPE[0] // data
+    quarters = [[start, start + step] for start in range(0, SOURCE_SHAPE[0], step)]
+    every = {"in_order": quarters, "across": quarters}
+    return {"processes": found, "_every_device": every}
 
 
-# --- random_global_batch --------------------------------------------------------------------
-@case("random_global_batch", hidden=True, hints=[same_key, not_placed, other_spec])
-def another_key_and_shape(fn):
-    key = jax.random.key(7)
-    out = fn(key, 2 * jax.device_count(), 3)
-    return {"values": np.asarray(out), "spec": spec_of(out),
-            "_unfolded": unfolded_rows(key, 2 * jax.device_count(), 3)}
+# --- uneven_global_mean --------------------------------------------------------------------
+@case("uneven_global_mean", hidden=True, hints=[mean_shape, counts_padding])
+def one_real_row(fn):
+    local, capacity = rows(1, 4, seed=1), 2 * jax.local_device_count()
+    return {"result": fn(local, capacity), "_padded": padded_mean(local, capacity)}
 
 
-@case("random_global_batch", hidden=True, judge=same("shards", hints=[not_placed]))
-def one_block_of_draws_per_device(fn):
-    out = fn(jax.random.key(8), jax.device_count(), 4)
-    return {"spec": spec_of(out), "shards": [{k: s[k] for k in ("device", "rows")}
-                                             for s in shards_of(out)]}
+@case("uneven_global_mean", hidden=True, hints=[mean_shape])
+def no_padding_needed(fn):
+    capacity = jax.local_device_count()
+    return {"result": fn(rows(capacity, 2, seed=2), capacity)}
 
 
-@case("random_global_batch", hidden=True, devices=(8,), hints=[same_rows_everywhere])
-def two_processes_draw_different_rows(fn):
-    found = replay(fn, random_global_batch_in_each_process, devices_per_process=2)
-    return {"processes": found}
+@case("uneven_global_mean", hidden=True, devices=(8,),
+      hints=[local_means, mean_of_means, padding_counted])
+def weighs_every_real_row_of_two_processes(fn):
+    found = replay(fn, uneven_in_each_process)
+    parts = [uneven_rows(p) for p in range(len(found))]
+    return {"processes": found,
+            "_local_means": [part.mean(axis=0) for part in parts],
+            "_mean_of_means": np.mean([part.mean(axis=0) for part in parts], axis=0),
+            "_padded": sum(part.sum(axis=0) for part in parts) / (UNEVEN_CAPACITY * len(parts))}

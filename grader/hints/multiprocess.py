@@ -7,37 +7,48 @@ from __future__ import annotations
 import re
 
 # --- hints: what the likely mistake is ----------------------------------------------------
-HINT_GB_NOT_PLACED = (
-    "The result is not split over a mesh: build a 1-D mesh named 'data' of every device, "
-    "Mesh(jax.devices(), ('data',)), and the global array with "
-    "jax.make_array_from_process_local_data(NamedSharding(mesh, P('data')), local_rows)."
+HINT_TOTAL_NOT_INT = (
+    "Return the total as a Python int (int(...)), not as a NumPy or JAX array: the caller "
+    "uses it as a plain number, the same in every process."
 )
-HINT_GB_SPEC = (
-    "The batch is on a mesh but not split by rows: each device must hold a block of rows, "
-    "NamedSharding(mesh, P('data')) on a 1-D mesh of every device named 'data'."
+HINT_TOTAL_OWN_COUNT = (
+    "Each process returned its own count: a process's count is only its part of the total. "
+    "Every process must take part in combining them, for example with "
+    "multihost_utils.process_allgather(np.asarray(count)), which gives every process the "
+    "counts of all processes, one per process."
+)
+HINT_READS_TWICE = (
+    "Some ranges are listed more than once: devices that hold the same block (along a mesh "
+    "axis the rows are not split over) need it read once. Keep each [start, stop] once, "
+    "sorted."
+)
+HINT_READS_OTHER_PROCESSES = (
+    "The ranges include blocks that only other processes' devices hold: in one process every "
+    "device is this process's, in two they are not. Ask the sharding about this process's "
+    "own devices: sharding.addressable_devices_indices_map(shape), rather than "
+    "devices_indices_map, which covers every device of every process."
 )
 HINT_MEAN_AXIS = (
-    "The result must hold one mean per column: average over the rows, jnp.mean(batch, "
-    "axis=0), not over the columns or over every value."
+    "The result must hold one mean per column: average over the rows, not over the columns "
+    "or over every value."
 )
-HINT_GB_LOCAL_ONLY = (
-    "In each process the 'global' batch holds that process's rows only: its shape is the "
-    "shape of local_rows. jax.device_put, like a mesh of jax.local_devices(), takes the rows "
-    "for the whole array. Build the mesh from jax.devices(), which lists the devices of every "
-    "process, and let jax.make_array_from_process_local_data(NamedSharding(mesh, P('data')), "
-    "local_rows) put each process's rows in their place in the global array."
+HINT_UNEVEN_PADDING = (
+    "The padding rows were counted as real rows: their zeros lower the mean. Build a mask "
+    "that is 1 for the real rows and 0 for the padding, global like the rows, and divide "
+    "the sum of the masked rows by the sum of the mask."
+)
+HINT_UNEVEN_MEAN_OF_MEANS = (
+    "The result is the mean of the processes' means, which weighs a process of 5 rows as "
+    "much as one of 8. Divide the sum of every real row by the number of real rows of all "
+    "processes: both come from the global batch and its mask under one jax.jit."
 )
 HINT_MEAN_OF_LOCAL_ROWS = (
     "Each process returned the mean of its own rows only: with several processes, local_rows "
-    "is only a part of the batch. Build the global batch from them "
+    "is only a part of the batch. Build global arrays from the parts "
     "(jax.make_array_from_process_local_data), take the mean under jax.jit with a replicated "
     "result (out_shardings=NamedSharding(mesh, P())), and read that result with np.asarray."
 )
-HINT_SAME_KEY_EVERY_PROCESS = (
-    "These are the numbers of the key itself, which every process holds, so every process "
-    "draws the same rows. Draw from jax.random.fold_in(key, jax.process_index()) instead: a "
-    "key of its own in each process."
-)
+
 HINT_FETCH_NON_ADDRESSABLE = (
     "A process cannot read an array whose blocks live on other processes' devices "
     "(np.asarray, float(), printing its values). Compute what you need under jax.jit with a "

@@ -2,8 +2,8 @@
 process on the kernel's devices, and the grader runs them too. The hidden tests also run the
 functions in two real processes (see :mod:`grader.lessons.cluster`).
 
-With a single process, a process's rows are the whole batch, and ``fold_in(key, 0)`` is the
-key of process 0: that is what these tests check.
+With a single process, a process's count is the total, its devices hold every block of the
+dataset, and its rows are all the real rows: that is what these tests check.
 """
 
 from __future__ import annotations
@@ -12,133 +12,111 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from grader.framework import placement
 from grader.framework.cases import case
 from grader.framework.judge import Hint, close
-from grader.framework.placement import spec_of
 from grader.hints import multiprocess as hints
 
 
-def mesh_of(x: Any) -> dict | str:
-    """The axis sizes of the mesh an array lives on, and whether it holds every device of
-    every process (where each device sits is the process's own choice)."""
-    mesh = placement.mesh_of(x)
-    if isinstance(mesh, str):
-        return mesh
-    ids = mesh["device_ids"]
-    return {"axes": dict(zip(mesh["names"], (int(s) for s in ids.shape), strict=True)),
-            "all_devices": sorted(ids.flat) == sorted(d.id for d in jax.devices())}
+def rows(count: int, columns: int, seed: int) -> np.ndarray:
+    """A float32 (count, columns) block of normal numbers."""
+    return np.random.default_rng(seed).normal(size=(count, columns)).astype(np.float32)
 
 
-def shards_of(x: Any) -> list[dict]:
-    """This process's blocks of ``x``: the position of each one's device in jax.devices(),
-    the rows it holds and their values."""
-    if not isinstance(x, jax.Array):
-        return []
-    order = {d.id: i for i, d in enumerate(jax.devices())}
-    blocks = []
-    for shard in sorted(x.addressable_shards, key=lambda s: s.device.id):
-        rows = shard.index[0] if shard.index else slice(None)
-        start, stop, _ = rows.indices(x.shape[0])
-        blocks.append({"device": order[shard.device.id], "rows": [start, stop],
-                       "data": np.asarray(shard.data)})
-    return blocks
+def meshes_of_pairs() -> dict[str, Mesh]:
+    """Two ('data', 'model') meshes of every device, 'model' of size 2: in device order (in
+    several processes, 'model' within each process), and with 'model' along the other half
+    of the devices (across the processes)."""
+    devices = np.array(jax.devices())
+    pairs = 2 if len(devices) % 2 == 0 else 1
+    return {"in_order": Mesh(devices.reshape(-1, pairs), ("data", "model")),
+            "across": Mesh(devices.reshape(pairs, -1).T, ("data", "model"))}
 
 
-def describe_global(x: Any) -> dict:
-    """Where the blocks of a (global) array are, as seen from this process."""
-    return {
-        "global_shape": list(np.shape(x)),
-        "spec": spec_of(x),
-        "mesh": mesh_of(x),
-        "shards": shards_of(x),
-    }
+def reads(fn, sharding: NamedSharding, shape: tuple[int, int]) -> Any:
+    """``fn(sharding, shape)``, its pairs made lists of ints where they can be."""
+    ranges = fn(sharding, shape)
+    try:
+        return [[int(start), int(stop)] for start, stop in ranges]
+    except (TypeError, ValueError):
+        return ranges
 
 
-def rows(count: int, columns: int, seed: int | None = None, offset: float = 0.0) -> np.ndarray:
-    """A float32 (count, columns) block: 0, 1, 2, ... or normal numbers, plus ``offset``."""
-    if seed is None:
-        block = np.arange(count * columns, dtype=np.float32).reshape(count, columns)
-    else:
-        block = np.random.default_rng(seed).normal(size=(count, columns)).astype(np.float32)
-    return block + np.float32(offset)
+def padded_mean(local_rows: np.ndarray, capacity: int) -> np.ndarray:
+    """What a mean that counts the padding rows as real ones gives: hint material."""
+    return local_rows.sum(axis=0) / capacity
 
 
 # --- what each process measures in the grader's multi-process tests ------------------------
 # The grader's hidden tests of lesson 6 run the student's function in several processes, each
 # of which replays the student's cells and calls one of these (grader.workers.replay): they
 # run next to the submission, so they live here, in the open, and take nothing hidden.
-#: Rows and columns each process holds in the multi-process tests.
-BATCH_ROWS, BATCH_COLUMNS = 8, 3
-MEAN_ROWS, MEAN_COLUMNS = 8, 4
-DRAW_ROWS, DRAW_COLUMNS = 4, 3
+#: The shape of the global batch of the multi-process test of rows_to_read.
+SOURCE_SHAPE = (16, 3)
+#: The capacity and columns of the multi-process test of uneven_global_mean.
+UNEVEN_CAPACITY, UNEVEN_COLUMNS = 8, 4
 
 
-def column_sums(x) -> np.ndarray:
-    """Column sums of ``x`` by a jitted program that every process runs, read from this
-    process's copy of the (replicated) result."""
-    total = jax.jit(lambda a: a.sum(axis=0))(x)
-    return np.asarray(total.addressable_data(0))
+def count_of(process: int) -> int:
+    """The count process number ``process`` passes to total_over_processes."""
+    return 3 + 10 * process
 
 
-def global_batch_in_each_process(fn):
-    """Per process: its own rows (offset by 100 times its index) into the global batch."""
-    out = fn(rows(BATCH_ROWS, BATCH_COLUMNS, offset=100 * jax.process_index()))
-    return {**describe_global(out), "column_sums": column_sums(out)}
+def total_in_each_process(fn):
+    """Per process: the total it gets from its own count."""
+    return {"result": fn(count_of(jax.process_index()))}
 
 
-def mean_rows(process: int) -> np.ndarray:
-    """The random rows process number ``process`` averages."""
-    return rows(MEAN_ROWS, MEAN_COLUMNS, seed=70 + process)
+def reads_in_each_process(fn):
+    """Per process: the rows it must read of a batch split over 'data' of each of
+    :func:`meshes_of_pairs`."""
+    return {name: reads(fn, NamedSharding(mesh, P("data")), SOURCE_SHAPE)
+            for name, mesh in meshes_of_pairs().items()}
 
 
-def global_mean_in_each_process(fn):
-    """Per process: the mean it gets from its own random rows."""
-    return {"result": np.asarray(fn(mean_rows(jax.process_index())))}
+def uneven_rows(process: int) -> np.ndarray:
+    """The real rows of process number ``process``: 5, then 8, of random numbers."""
+    return rows(min(5 + 3 * process, UNEVEN_CAPACITY), UNEVEN_COLUMNS, seed=80 + process)
 
 
-def random_global_batch_in_each_process(fn):
-    """Per process: the global batch drawn from the same key in every process."""
-    return describe_global(fn(jax.random.key(11), DRAW_ROWS, DRAW_COLUMNS))
+def uneven_in_each_process(fn):
+    """Per process: the mean it gets from its own rows, padded to the common capacity."""
+    return {"result": np.asarray(fn(uneven_rows(jax.process_index()), UNEVEN_CAPACITY))}
 
 
-def unfolded_rows(key: jax.Array, count: int, columns: int) -> np.ndarray:
-    """What drawing from the key itself gives, the same in every process: hint material."""
-    return np.asarray(jax.random.normal(key, (count, columns)))
-
-
-not_placed = Hint(lambda got, want: not isinstance(got["spec"], list), hints.HINT_GB_NOT_PLACED)
-other_spec = Hint(lambda got, want: isinstance(got["spec"], list) and got["spec"] != want["spec"],
-                  hints.HINT_GB_SPEC)
+reads_twice = Hint(lambda got, want: isinstance(got["result"], list)
+                   and len(got["result"]) > len(want["result"]), hints.HINT_READS_TWICE)
 mean_shape = Hint(lambda got, want: np.shape(got["result"]) != np.shape(want["result"]),
                   hints.HINT_MEAN_AXIS)
-same_key = Hint(lambda got, want: close(got["values"], want["_unfolded"]),
-                hints.HINT_SAME_KEY_EVERY_PROCESS)
+counts_padding = Hint(lambda got, want: close(got["result"], want["_padded"]),
+                      hints.HINT_UNEVEN_PADDING)
+not_an_int = Hint(lambda got, want: not got["python_int"], hints.HINT_TOTAL_NOT_INT)
 
 
-# --- global_batch ---------------------------------------------------------------------------
-@case("global_batch", hidden=False, hints=[not_placed, other_spec])
-def one_process_holds_the_whole_batch(fn):
-    local = rows(2 * jax.device_count(), 3)
-    out = fn(local)
-    return {"values": np.asarray(out), "spec": spec_of(out), "mesh": mesh_of(out)}
+# --- total_over_processes -----------------------------------------------------------------
+@case("total_over_processes", hidden=False, hints=[not_an_int])
+def one_process_holds_the_total(fn):
+    total = fn(7)
+    return {"result": total, "python_int": type(total) is int}
 
 
-# --- global_mean ----------------------------------------------------------------------------
-@case("global_mean", hidden=False, hints=[mean_shape])
-def mean_of_every_column(fn):
-    return {"result": fn(rows(2 * jax.device_count(), 3))}
+# --- rows_to_read ------------------------------------------------------------------------
+@case("rows_to_read", hidden=False, hints=[reads_twice])
+def one_range_per_device_of_a_1d_mesh(fn):
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
+    return {"result": reads(fn, NamedSharding(mesh, P("data")), (4 * jax.device_count(), 3))}
 
 
-# --- random_global_batch --------------------------------------------------------------------
-@case("random_global_batch", hidden=False, hints=[same_key, not_placed, other_spec])
-def rows_of_process_zero(fn):
-    key = jax.random.key(0)
-    out = fn(key, jax.device_count(), 2)
-    return {
-        "values": np.asarray(out),
-        "spec": spec_of(out),
-        "mesh": mesh_of(out),
-        "_unfolded": unfolded_rows(key, jax.device_count(), 2),
-    }
+@case("rows_to_read", hidden=False, hints=[reads_twice])
+def blocks_held_twice_are_read_once(fn):
+    mesh = meshes_of_pairs()["in_order"]
+    return {"result": reads(fn, NamedSharding(mesh, P("data")), (2 * jax.device_count(), 2))}
+
+
+# --- uneven_global_mean --------------------------------------------------------------------
+@case("uneven_global_mean", hidden=False, hints=[mean_shape, counts_padding])
+def mean_of_the_real_rows_only(fn):
+    local, capacity = rows(5, 3, seed=0), 8 * jax.local_device_count()
+    return {"result": fn(local, capacity), "_padded": padded_mean(local, capacity)}

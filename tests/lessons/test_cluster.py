@@ -216,8 +216,9 @@ def test_a_value_that_cannot_travel_is_refused_before_launching():
 @pytest.mark.slow
 def test_grading_runs_the_functions_in_two_real_processes(tmp_path, monkeypatch):
     """Does grading (sandboxed when bubblewrap is installed) give the solutions full marks,
-    and a device_put global_batch, right in one process and wrong in two, every point but the
-    multi-process test's, with the hint for its mistake?"""
+    and an uneven_global_mean that device_puts each process's own rows, right in one process
+    and wrong in two, every point but the multi-process test's, with the hint for its
+    mistake?"""
     from grader import messages
     from grader.course import BY_NAME
     from grader.framework import cases
@@ -235,19 +236,24 @@ def test_grading_runs_the_functions_in_two_real_processes(tmp_path, monkeypatch)
     shutil.copy(ROOT / "solutions" / "06_multiprocess.ipynb", submissions / "solved.ipynb")
     (submissions / "device-puts-local-rows.py").write_text(
         "import jax\n"
+        "import numpy as np\n"
         "from jax.sharding import Mesh, NamedSharding, PartitionSpec as P\n\n\n"
-        "def global_batch(local_rows):\n"
+        "def uneven_global_mean(local_rows, capacity):\n"
         "    mesh = Mesh(jax.devices(), ('data',))\n"
-        "    return jax.device_put(local_rows, NamedSharding(mesh, P('data')))\n"
+        "    part = np.zeros((capacity, local_rows.shape[1]), np.float32)\n"
+        "    part[:len(local_rows)] = local_rows\n"
+        "    batch = jax.device_put(part, NamedSharding(mesh, P('data')))\n"
+        "    total = jax.jit(lambda b: b.sum(0), out_shardings=NamedSharding(mesh, P()))(batch)\n"
+        "    return np.asarray(total) / len(local_rows)\n"
     )
     results = grade.grade(submissions, tmp_path / "out", jobs=1, solutions=solutions)
     graded = {r.student: r for r in results}
 
-    for name in ("global_batch", "global_mean", "random_global_batch"):
+    for name in ("total_over_processes", "rows_to_read", "uneven_global_mean"):
         exercise = graded["solved"].exercises[name]
         assert exercise.points == exercise.max_points, name
-    batch = graded["device-puts-local-rows"].exercises["global_batch"]
-    failed = [t for t in batch.tests if t.status != messages.PASSED]
-    assert [t.test for t in failed] == ["joins_the_rows_of_two_processes"]
-    assert batch.points == batch.max_points - 1
+    mean = graded["device-puts-local-rows"].exercises["uneven_global_mean"]
+    failed = [t for t in mean.tests if t.status != messages.PASSED]
+    assert [t.test for t in failed] == ["weighs_every_real_row_of_two_processes"]
+    assert mean.points == mean.max_points - 1
     assert failed[0].hint == multiprocess.HINT_DEVICE_PUT_PER_PROCESS

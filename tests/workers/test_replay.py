@@ -11,16 +11,16 @@ from grader.workers import record, replay
 
 def test_replay_outside_a_worker_is_a_clear_error():
     """Is replay refused when no worker recorded the submission's cells?"""
-    probe = "grader.public.multiprocess:global_mean_in_each_process"
-    with pytest.raises(ClusterError, match="no cells that define `global_batch`"):
-        replay.run("global_batch", probe, 2, 4)
+    probe = "grader.public.multiprocess:uneven_in_each_process"
+    with pytest.raises(ClusterError, match="no cells that define `uneven_global_mean`"):
+        replay.run("uneven_global_mean", probe, 2, 4)
 
 
 def test_replay_runs_public_probes_only():
     """Does a worker refuse to run, in launched processes, a probe that is not in a public
     test module (a hidden one would have to be sent to it)?"""
     with pytest.raises(ValueError, match="public test module"):
-        replay.run("global_batch", "grader.hidden.multiprocess:anything", 2, 4)
+        replay.run("uneven_global_mean", "grader.hidden.multiprocess:anything", 2, 4)
 
 
 def test_replay_takes_the_function_of_a_grader_test():
