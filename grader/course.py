@@ -364,9 +364,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "dispatch_slots",
+        "top2_slots",
         lesson="10_experts",
-        summary="Each token's slot in its expert's buffer per group, or -1 if dropped; jnp only.",
+        summary="Top-2 routing: slots of both choices per group, first choices first; jnp only.",
     ),
     Exercise(
         "moe_two_experts_per_device",

@@ -20,6 +20,7 @@ from grader.framework.placement import layout
 from grader.framework.probes import hlo_collectives, jitted, program_summary, trailing
 from grader.hints import experts as hints
 from grader.public.experts import (
+    TOP2_HINTS,
     bytes_context,
     bytes_of_tokens,
     bytes_whole_buffer,
@@ -37,10 +38,8 @@ from grader.public.experts import (
     rs_permutes,
     rs_reduces,
     skewed_ids,
-    slots_context,
-    slots_from_one,
-    slots_no_drop,
-    slots_one_group,
+    top2_choices,
+    top2_context,
 )
 
 
@@ -159,18 +158,25 @@ def two_experts_per_device_bfloat16(fn):
     return {"result": float(fn(*args)), **bytes_context(*args)}
 
 
-# --- dispatch_slots -------------------------------------------------------------------------
-@case("dispatch_slots", hidden=True, hints=[slots_from_one, slots_one_group, slots_no_drop])
+# --- top2_slots ---------------------------------------------------------------------------
+@case("top2_slots", hidden=True, hints=TOP2_HINTS)
 def eight_groups_of_twenty_under_jit(fn):
-    ids = skewed_ids(110, (8, 20), 5)
-    slots = jitted(trailing(fn, 5, 3))(jnp.asarray(ids))
-    return {"result": slots, **slots_context(ids, 5, 3)}
+    choices = top2_choices(110, 8, 20, 6)
+    slots = jitted(trailing(fn, 6, 4))(jnp.asarray(choices))
+    return {"result": slots, **top2_context(choices, 6, 4)}
 
 
-@case("dispatch_slots", hidden=True, hints=[slots_from_one, slots_one_group])
-def room_for_every_token(fn):
-    ids = skewed_ids(111, (2, 6), 3)
-    return {"result": fn(jnp.asarray(ids), 3, 6), **slots_context(ids, 3, 6)}
+@case("top2_slots", hidden=True, hints=TOP2_HINTS)
+def room_for_every_choice(fn):
+    choices = top2_choices(111, 2, 6, 3)
+    return {"result": fn(jnp.asarray(choices), 3, 12), **top2_context(choices, 3, 12)}
+
+
+@case("top2_slots", hidden=True, hints=TOP2_HINTS)
+def room_for_the_first_choices_only(fn):
+    choices = top2_choices(112, 4, 8, 2)
+    slots = jitted(trailing(fn, 2, 8))(jnp.asarray(choices))
+    return {"result": slots, **top2_context(choices, 2, 8)}
 
 
 # --- moe_two_experts_per_device -----------------------------------------------------------

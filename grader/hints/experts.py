@@ -27,16 +27,27 @@ HINT_BYTES_CAPACITY = (
     "ceil(capacity_factor * tokens_per_device / n_experts): empty slots travel too, so the "
     "bytes depend on the capacity, not on how many tokens there are or were routed."
 )
-# --- dispatch_slots -------------------------------------------------------------------------
+# --- top2_slots -----------------------------------------------------------------------------
 HINT_SLOTS_FROM_ONE = (
-    "The slots start at 1: a cumulative sum counts the token itself. A token's slot is the "
-    "number of *earlier* tokens of its group that chose the same expert, so the first one "
-    "gets slot 0 (subtract the token's own one-hot row, or 1, from the cumulative count)."
+    "The slots start at 1: a cumulative sum counts the choice itself. A choice's slot is the "
+    "number of *earlier* choices of its group for the same expert, so the first one gets "
+    "slot 0 (subtract the choice's own one-hot row from the cumulative count)."
 )
 HINT_SLOTS_PER_GROUP = (
-    "The slots are counted across the groups: each row of expert_ids is a group (a device) "
-    "with buffers of its own, so the count starts again at 0 in every row. Take the "
-    "cumulative sum along the tokens' axis (axis=1), not over the flattened array."
+    "The slots are counted across the groups: each group (a device, the first axis) has "
+    "buffers of its own, so the count starts again at 0 in every group. Take the cumulative "
+    "sum within each group, not over the flattened array."
+)
+HINT_TOP2_PRIORITY = (
+    "The choices took their slots token by token (token 0's two choices, then token 1's...). "
+    "Top-2 routing gives every first choice of a group its slot before any second choice: "
+    "order the choices as all first choices, then all second choices (swap the tokens' axis "
+    "with the choices' axis before the cumulative count), and put the slots back in place."
+)
+HINT_TOP2_SHARED = (
+    "The second choices were counted on their own, from 0: they go into the same buffers as "
+    "the first choices, after them. One count per expert, over the first choices and then "
+    "the second ones."
 )
 HINT_SLOTS_DROPPED = (
     "Tokens whose slot is capacity or more do not fit in their expert's buffer: their slot "

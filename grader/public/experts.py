@@ -63,14 +63,45 @@ def numpy_slots(ids: np.ndarray, n_experts: int, capacity: int | None,
     return np.array(out).reshape(np.shape(ids))
 
 
-def slots_context(ids: np.ndarray, n_experts: int, capacity: int) -> dict:
-    """What slots starting at 1, slots counted over all groups at once, or slots with no -1
-    would give."""
-    return {
-        "_from_one": np.stack([numpy_slots(row, n_experts, capacity, start=1) for row in ids]),
-        "_one_group": numpy_slots(ids, n_experts, capacity),
-        "_no_drop": np.stack([numpy_slots(row, n_experts, None) for row in ids]),
-    }
+def top2_choices(seed: int, groups: int, tokens: int, n_experts: int) -> np.ndarray:
+    """(groups, tokens, 2) choices: a skewed first expert, and another for second."""
+    first = skewed_ids(seed, (groups, tokens), n_experts)
+    other = np.random.default_rng(seed + 1).integers(1, n_experts, size=first.shape)
+    return np.stack([first, (first + other) % n_experts], axis=-1).astype(np.int32)
+
+
+def numpy_top2_slots(choices: np.ndarray, n_experts: int, capacity: int | None, *,
+                     priority: bool = True, shared: bool = True, start: int = 0,
+                     seen: np.ndarray | None = None) -> np.ndarray:
+    """The slots of one group's (tokens, 2) choices: first choices before second ones (or,
+    with ``priority`` False, token by token), one count per expert for both (or one each);
+    counted from ``start``, or on from the counts ``seen`` (updated); -1 beyond ``capacity``
+    (None: never)."""
+    tokens = len(choices)
+    order = ([(t, k) for k in (0, 1) for t in range(tokens)] if priority else
+             [(t, k) for t in range(tokens) for k in (0, 1)])
+    if seen is None:
+        seen = np.zeros((1 if shared else 2, n_experts), int)
+    out = np.zeros((tokens, 2), int)
+    for t, k in order:
+        counter = seen[0 if shared else k]
+        slot = counter[choices[t, k]] + start
+        counter[choices[t, k]] += 1
+        out[t, k] = slot if capacity is None or slot < capacity else -1
+    return out
+
+
+def top2_context(choices: np.ndarray, n_experts: int, capacity: int) -> dict:
+    """What token-by-token priority, a count of its own for each choice, one count carried on
+    from group to group, slots from 1 or slots with no -1 would give."""
+    def each(**options):
+        return np.stack([numpy_top2_slots(g, n_experts, capacity, **options) for g in choices])
+
+    carried = np.zeros((1, n_experts), int)  # one count on through the groups, in order
+    across = np.stack([numpy_top2_slots(g, n_experts, capacity, seen=carried) for g in choices])
+    return {"_token_order": each(priority=False), "_separate": each(shared=False),
+            "_one_group": across, "_from_one": each(start=1),
+            "_no_drop": np.stack([numpy_top2_slots(g, n_experts, None) for g in choices])}
 
 
 def numpy_moe(x, w_router, w1, w2, capacity: int, gated: bool = True) -> np.ndarray:
@@ -103,6 +134,9 @@ bytes_of_tokens = result_close_to("_tokens", hints.HINT_BYTES_CAPACITY)
 slots_from_one = result_close_to("_from_one", hints.HINT_SLOTS_FROM_ONE)
 slots_one_group = result_close_to("_one_group", hints.HINT_SLOTS_PER_GROUP)
 slots_no_drop = result_close_to("_no_drop", hints.HINT_SLOTS_DROPPED)
+top2_token_order = result_close_to("_token_order", hints.HINT_TOP2_PRIORITY)
+top2_separate = result_close_to("_separate", hints.HINT_TOP2_SHARED)
+TOP2_HINTS = [slots_from_one, slots_one_group, slots_no_drop, top2_token_order, top2_separate]
 moe_no_gate = result_close_to("_no_gate", hints.HINT_MOE_GATE)
 moe_order = Hint(lambda got, want: True, hints.HINT_MOE_ORDER)
 moe_collectives = Hint(lambda got, want: True, hints.HINT_MOE_TWO_ALL_TO_ALL)
@@ -140,12 +174,12 @@ def two_experts_per_device_float32(fn):
     return {"result": float(fn(*args)), **bytes_context(*args)}
 
 
-# --- dispatch_slots ---------------------------------------------------------------------------
-@case("dispatch_slots", hidden=False, hints=[slots_from_one, slots_one_group, slots_no_drop])
+# --- top2_slots ---------------------------------------------------------------------------
+@case("top2_slots", hidden=False, hints=TOP2_HINTS)
 def three_groups_under_jit(fn):
-    ids = skewed_ids(1, (3, 10), 4)
-    slots = jitted(trailing(fn, 4, 3))(jnp.asarray(ids))
-    return {"result": slots, **slots_context(ids, 4, 3)}
+    choices = top2_choices(1, 3, 10, 4)
+    slots = jitted(trailing(fn, 4, 3))(jnp.asarray(choices))
+    return {"result": slots, **top2_context(choices, 4, 3)}
 
 
 # --- moe_two_experts_per_device -----------------------------------------------------------

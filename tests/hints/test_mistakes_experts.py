@@ -34,17 +34,32 @@ def dispatch_bytes(tokens_per_device, d_model, n_experts, capacity_factor, items
     return (n - 1) * (n_experts // n) * per_expert * d_model * itemsize
 
 
-def slots_with(count, fill_dropped=True):
-    def dispatch_slots(expert_ids, n_experts, capacity):
-        chosen = expert_ids[..., None] == jnp.arange(n_experts)  # (groups, tokens, E)
-        slot = jnp.sum(jnp.where(chosen, count(chosen), 0), axis=-1)
-        return jnp.where(slot < capacity, slot, -1) if fill_dropped else slot
+def top2_with(order="priority", shared=True, inclusive=False, per_group=True, drop=True):
+    """Top-2 slots by a cumulative count of one-hot choices, in ``order`` ("priority": every
+    first choice, then every second; "token": token by token), one count for both choices or
+    one each, the choice itself counted or not, per group or over every group, -1 or not."""
+    def top2_slots(choices, n_experts, capacity):
+        groups, tokens, _ = choices.shape
+        hot = (choices[..., None] == jnp.arange(n_experts)).astype(jnp.int32)  # (g, t, 2, E)
+        if order == "priority":
+            line = jnp.swapaxes(hot, 1, 2)  # (g, 2, t, E)
+        else:
+            line = hot
+        if not shared:
+            counts = jnp.cumsum(hot, axis=1)  # each choice along the tokens alone
+        else:
+            flat = line.reshape(groups, 2 * tokens, n_experts)
+            if not per_group:
+                flat = flat.reshape(1, -1, n_experts)
+            counts = jnp.cumsum(flat, axis=1).reshape(line.shape)
+            if order == "priority":
+                counts = jnp.swapaxes(counts, 1, 2)
+        if not inclusive:
+            counts = counts - hot
+        slot = jnp.sum(counts * hot, axis=-1)
+        return jnp.where(slot < capacity, slot, -1) if drop else slot
 
-    return dispatch_slots
-
-
-def earlier(chosen):
-    return jnp.cumsum(chosen, axis=1) - chosen
+    return top2_slots
 
 
 SPLIT = P("expert")
@@ -149,7 +164,7 @@ def ring(offset, first_pass=False):
 CORRECT = {
     "tokens_dropped": tokens_dropped,
     "dispatch_bytes": dispatch_bytes,
-    "dispatch_slots": slots_with(earlier),
+    "top2_slots": top2_with(),
     "moe_two_experts_per_device": moe_with(exchanged("sender_major")),
     "reduce_scatter_matmul": rs_with(ring(1)),
 }
@@ -182,28 +197,28 @@ def the_tokens_not_the_slots(tokens_per_device, d_model, n_experts, capacity_fac
     return tokens_per_device * d_model * itemsize * (n - 1) / n
 
 
-# --- dispatch_slots ---------------------------------------------------------------------------
-mistake("dispatch_slots", hints.HINT_SLOTS_FROM_ONE, "inclusive_cumsum")(
-    slots_with(lambda chosen: jnp.cumsum(chosen, axis=1)))
-mistake("dispatch_slots", hints.HINT_SLOTS_PER_GROUP, "cumsum_over_all_groups")(
-    slots_with(lambda chosen: (jnp.cumsum(chosen.reshape(-1, chosen.shape[-1]), axis=0)
-                               .reshape(chosen.shape) - chosen)))
-mistake("dispatch_slots", hints.HINT_SLOTS_DROPPED, "no_minus_one")(
-    slots_with(earlier, fill_dropped=False))
+# --- top2_slots ---------------------------------------------------------------------------
+mistake("top2_slots", hints.HINT_TOP2_PRIORITY, "token_by_token")(top2_with(order="token"))
+mistake("top2_slots", hints.HINT_TOP2_SHARED, "a_count_per_choice")(top2_with(shared=False))
+mistake("top2_slots", hints.HINT_SLOTS_FROM_ONE, "inclusive_cumsum")(top2_with(inclusive=True))
+mistake("top2_slots", hints.HINT_SLOTS_PER_GROUP, "cumsum_over_all_groups")(
+    top2_with(per_group=False))
+mistake("top2_slots", hints.HINT_SLOTS_DROPPED, "no_minus_one")(top2_with(drop=False))
 
 
-@mistake("dispatch_slots", hints.HINT_TRACED_VALUE)
-def python_loop_over_tokens(expert_ids, n_experts, capacity):
-    rows = []
-    for group in expert_ids:
+@mistake("top2_slots", hints.HINT_TRACED_VALUE)
+def python_loop_over_tokens(choices, n_experts, capacity):
+    groups = []
+    for group in choices:
         seen = [0] * n_experts
-        row = []
-        for token in group:
-            expert = int(token)
-            row.append(seen[expert] if seen[expert] < capacity else -1)
-            seen[expert] += 1
-        rows.append(row)
-    return jnp.array(rows)
+        slots = [[-1, -1] for _ in group]
+        for k in (0, 1):
+            for t, token in enumerate(group):
+                expert = int(token[k])
+                slots[t][k] = seen[expert] if seen[expert] < capacity else -1
+                seen[expert] += 1
+        groups.append(slots)
+    return jnp.array(groups)
 
 
 # --- moe_two_experts_per_device -----------------------------------------------------------
