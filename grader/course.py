@@ -353,9 +353,9 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     # --- lesson 10_experts ---
     Exercise(
-        "tokens_dropped",
+        "capacity_for_no_drops",
         lesson="10_experts",
-        summary="Predict how many tokens a capacity per expert and per group (device) drops.",
+        summary="Predict the smallest capacity per expert and group at which no token drops.",
     ),
     Exercise(
         "dispatch_bytes",

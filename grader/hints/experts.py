@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import re
 
-# --- tokens_dropped -------------------------------------------------------------------------
-HINT_DROPPED_PER_GROUP = (
-    "This is the count for all tokens taken as one group. The capacity holds per group (per "
-    "device): each group fills its own buffers, so an expert chosen by k tokens of one group "
-    "drops max(k - capacity, 0) of them there, and the drops of the groups add up. Split "
-    "expert_ids into n_groups consecutive groups first."
+# --- capacity_for_no_drops ----------------------------------------------------------------
+HINT_CAPACITY_PER_GROUP = (
+    "This is the capacity for all tokens taken as one group. Each group (device) fills its "
+    "own buffers, so the capacity must hold the busiest expert of the busiest group: split "
+    "expert_ids into n_groups consecutive groups and take the largest count of one expert "
+    "within one group."
 )
-HINT_DROPPED_NOT_KEPT = (
-    "This is the number of tokens kept, not dropped: an expert chosen by k tokens of a group "
-    "keeps min(k, capacity) of them and drops max(k - capacity, 0)."
+HINT_CAPACITY_AVERAGE = (
+    "This is the average load, the tokens of a group shared evenly by the experts: routing is "
+    "never that even. An expert chosen by k tokens of a group needs k rows there, so the "
+    "capacity is the largest such k over the experts and the groups."
 )
 # --- dispatch_bytes -------------------------------------------------------------------------
 HINT_BYTES_OWN_PIECE = (

@@ -45,11 +45,6 @@ def rs_inputs(seed: int, rows_per_device: int = 3, k_per_device: int = 2, cols: 
 
 
 # --- hint material, computed in numpy (no compilation) -----------------------------------
-def dropped_per_expert(ids: np.ndarray, capacity: int) -> int:
-    counts = np.bincount(np.ravel(ids))
-    return int(np.maximum(counts - capacity, 0).sum())
-
-
 def numpy_slots(ids: np.ndarray, n_experts: int, capacity: int | None,
                 start: int = 0) -> np.ndarray:
     """The slots of one row of choices, counted from ``start``; -1 beyond ``capacity``
@@ -127,8 +122,8 @@ def rolled_blocks(x, w) -> dict:
     return {"_rolled_down": np.roll(full, rows, axis=0), "_rolled_up": np.roll(full, -rows, axis=0)}
 
 
-dropped_one_group = result_close_to("_one_group", hints.HINT_DROPPED_PER_GROUP)
-dropped_counts_kept = result_close_to("_kept", hints.HINT_DROPPED_NOT_KEPT)
+capacity_one_group = result_close_to("_one_group", hints.HINT_CAPACITY_PER_GROUP)
+capacity_average = result_close_to("_average", hints.HINT_CAPACITY_AVERAGE)
 bytes_whole_buffer = result_close_to("_whole_buffer", hints.HINT_BYTES_OWN_PIECE)
 bytes_of_tokens = result_close_to("_tokens", hints.HINT_BYTES_CAPACITY)
 slots_from_one = result_close_to("_from_one", hints.HINT_SLOTS_FROM_ONE)
@@ -147,16 +142,19 @@ rs_reduces = Hint(lambda got, want: got["reduce-scatter"] > 0 or got["all-reduce
 rs_permutes = Hint(lambda got, want: True, hints.HINT_RS_PERMUTES)
 
 
-# --- tokens_dropped ---------------------------------------------------------------------------
-def dropped_context(ids: np.ndarray, n_groups: int, capacity: int) -> dict:
-    dropped = sum(dropped_per_expert(g, capacity) for g in ids.reshape(n_groups, -1))
-    return {"_one_group": dropped_per_expert(ids, capacity), "_kept": ids.size - dropped}
+# --- capacity_for_no_drops ----------------------------------------------------------------
+def capacity_context(ids: np.ndarray, n_groups: int, n_experts: int) -> dict:
+    """What the largest count over all tokens as one group, or the average load of an expert
+    in a group, would give."""
+    ids = np.ravel(ids)
+    return {"_one_group": int(np.bincount(ids).max()),
+            "_average": math.ceil(ids.size / (n_groups * n_experts))}
 
 
-@case("tokens_dropped", hidden=False, hints=[dropped_one_group, dropped_counts_kept])
+@case("capacity_for_no_drops", hidden=False, hints=[capacity_one_group, capacity_average])
 def four_groups_of_twelve(fn):
     ids = skewed_ids(0, (48,), 4)
-    return {"result": int(fn(ids, 4, 3)), **dropped_context(ids, 4, 3)}
+    return {"result": int(fn(ids, 4)), **capacity_context(ids, 4, 4)}
 
 
 # --- dispatch_bytes ---------------------------------------------------------------------------

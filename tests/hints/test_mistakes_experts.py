@@ -20,12 +20,12 @@ mistake = Mistakes()
 
 
 # --- correct functions ----------------------------------------------------------------------
-def tokens_dropped(expert_ids, n_groups, capacity):
-    dropped = 0
+def capacity_for_no_drops(expert_ids, n_groups):
+    busiest = 0
     for group in np.split(np.asarray(expert_ids), n_groups):
         _, counts = np.unique(group, return_counts=True)
-        dropped += int(np.clip(counts - capacity, 0, None).sum())
-    return dropped
+        busiest = max(busiest, int(counts.max()))
+    return busiest
 
 
 def dispatch_bytes(tokens_per_device, d_model, n_experts, capacity_factor, itemsize):
@@ -162,7 +162,7 @@ def ring(offset, first_pass=False):
 
 
 CORRECT = {
-    "tokens_dropped": tokens_dropped,
+    "capacity_for_no_drops": capacity_for_no_drops,
     "dispatch_bytes": dispatch_bytes,
     "top2_slots": top2_with(),
     "moe_two_experts_per_device": moe_with(exchanged("sender_major")),
@@ -172,16 +172,16 @@ for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
 
 
-# --- tokens_dropped ---------------------------------------------------------------------------
-@mistake("tokens_dropped", hints.HINT_DROPPED_PER_GROUP)
-def capacity_over_all_tokens(expert_ids, n_groups, capacity):
-    return int(np.maximum(np.bincount(np.asarray(expert_ids)) - capacity, 0).sum())
+# --- capacity_for_no_drops ----------------------------------------------------------------
+@mistake("capacity_for_no_drops", hints.HINT_CAPACITY_PER_GROUP)
+def busiest_expert_over_all_tokens(expert_ids, n_groups):
+    return int(np.bincount(np.asarray(expert_ids)).max())
 
 
-@mistake("tokens_dropped", hints.HINT_DROPPED_NOT_KEPT)
-def counts_the_kept_tokens(expert_ids, n_groups, capacity):
-    groups = np.asarray(expert_ids).reshape(n_groups, -1)
-    return sum(int(np.minimum(np.bincount(g), capacity).sum()) for g in groups)
+@mistake("capacity_for_no_drops", hints.HINT_CAPACITY_AVERAGE)
+def even_share_of_a_group(expert_ids, n_groups):
+    ids = np.asarray(expert_ids)
+    return math.ceil(ids.size / n_groups / (int(ids.max()) + 1))
 
 
 # --- dispatch_bytes ---------------------------------------------------------------------------
@@ -251,8 +251,8 @@ mistake("reduce_scatter_matmul", hints.HINT_RS_PERMUTES, "a_pass_of_zeros_first"
 
 
 @pytest.mark.parametrize("case_id, wrong, hint", [
-    ("tokens_dropped:predicts_what_the_layer_drops", capacity_over_all_tokens,
-     hints.HINT_DROPPED_PER_GROUP),
+    ("capacity_for_no_drops:predicts_what_the_layer_needs", busiest_expert_over_all_tokens,
+     hints.HINT_CAPACITY_PER_GROUP),
     ("dispatch_bytes:four_experts_per_device_float32", the_whole_buffer,
      hints.HINT_BYTES_OWN_PIECE),
     ("moe_two_experts_per_device:exchanges_over_the_expert_axis",
@@ -261,7 +261,7 @@ mistake("reduce_scatter_matmul", hints.HINT_RS_PERMUTES, "a_pass_of_zeros_first"
      rs_with(lambda x_cols, w_rows, n: jax.lax.psum_scatter(x_cols @ w_rows, "x",
                                                             scatter_dimension=0, tiled=True)),
      hints.HINT_RS_NO_COLLECTIVE_OP),
-], ids=["drops_over_one_group", "bytes_of_the_whole_buffer", "moe_without_all_to_all",
+], ids=["capacity_over_one_group", "bytes_of_the_whole_buffer", "moe_without_all_to_all",
         "rs_with_psum_scatter"])
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
     """A prediction compared with what a compiled program does, a program that traces no
