@@ -232,9 +232,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "fsdp_forward",
+        "fsdp_tp_forward",
         lesson="05_training",
-        summary="The MLP with weights stored split over 'data', all-gathered just before use.",
+        summary="The MLP on ('data', 'model'): hidden units split, FSDP-gathered over 'data'.",
         all_devices=True,
     ),
     Exercise(

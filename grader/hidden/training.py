@@ -8,7 +8,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
-from grader.framework.judge import compiles_to, runs_on_mesh, traces
+from grader.framework.judge import compiles_to, runs_on_mesh, same, traces
 from grader.framework.placement import layout
 from grader.framework.probes import hlo_collectives, program_summary, trailing
 from grader.hints import training as hints
@@ -18,13 +18,16 @@ from grader.public.training import (
     accumulation_inputs,
     attention_inputs,
     first_heads_only,
+    first_model_block_of,
     forgot_pmean,
-    fsdp_inputs,
+    fsdp_tp_forgot_psum,
+    fsdp_tp_inputs,
+    fsdp_tp_moves,
     gathered_shapes,
-    gathers_activations,
     grads_context,
     held_per_device,
     mlp_params,
+    model_axis_size,
     not_replicated,
     on_one_device,
     one_microbatch_at_a_time,
@@ -143,20 +146,32 @@ def runs_on_a_data_by_model_mesh(fn):
     return program_summary(fn, *attention_inputs(126))
 
 
-# --- fsdp_forward ---------------------------------------------------------------------------
-@case("fsdp_forward", hidden=True)
-def weights_stored_split_over_devices(fn):
-    params, x = fsdp_inputs(130, rows_per_device=2)
-    result = fn(place(params, P("data", None)), place(x, P("data", None)))
-    return {"result": result, "layout": layout(result)}
+# --- fsdp_tp_forward ------------------------------------------------------------------------
+@case("fsdp_tp_forward", hidden=True, hints=[fsdp_tp_forgot_psum])
+def weights_stored_split_both_ways(fn):
+    params, x = fsdp_tp_inputs(140, rows_per_block=2)
+    model = model_axis_size()
+    mesh = jax.make_mesh((jax.device_count() // model, model), ("data", "model"))
+    placed = {"w1": jax.device_put(params["w1"], NamedSharding(mesh, P("data", "model"))),
+              "w2": jax.device_put(params["w2"], NamedSharding(mesh, P("model", "data")))}
+    result = fn(placed, jax.device_put(x, NamedSharding(mesh, P("data", None))))
+    return {"result": result, "layout": layout(result),
+            "_first_block": first_model_block_of(params, x)}
 
 
-@case("fsdp_forward", hidden=True, hints=[gathers_activations])
-def gathers_weights_on_every_device_count(fn):
-    return {"gathered": gathered_shapes(fn, *fsdp_inputs(132, rows_per_device=3))}
+@case("fsdp_tp_forward", hidden=True, judge=same("gathered", "collectives",
+                                                 hints=[fsdp_tp_moves]))
+def gathers_model_blocks_on_every_device_count(fn):
+    args = fsdp_tp_inputs(142, rows_per_block=3)
+    return {"gathered": gathered_shapes(fn, *args), "collectives": hlo_collectives(fn, *args)}
 
 
-@case("fsdp_forward", hidden=True,
+@case("fsdp_tp_forward", hidden=True,
       judge=traces("all_gather", "data", hints.HINT_FSDP_GATHER_INSIDE))
-def all_gathers_inside_the_shard_map(fn):
-    return program_summary(fn, *fsdp_inputs(134))
+def all_gathers_over_data_inside_the_shard_map(fn):
+    return program_summary(fn, *fsdp_tp_inputs(144))
+
+
+@case("fsdp_tp_forward", hidden=True, judge=traces("psum", "model", hints.HINT_TP_PSUM_AXIS))
+def psums_partial_outputs_over_model(fn):
+    return program_summary(fn, *fsdp_tp_inputs(146))

@@ -68,15 +68,23 @@ HINT_TP_PSUM_AXIS = (
     "The partial outputs differ along 'model', so the psum must be over 'model'; each 'data' "
     "block keeps its own rows."
 )
-HINT_FSDP_GATHER_WEIGHTS = (
-    "FSDP moves weights, not activations: the compiled code should all-gather the row blocks "
-    "of w1 and w2 (in_specs P('data', None)), with jax.lax.all_gather(w, 'data', axis=0, "
-    "tiled=True) inside the shard_map, while x and the hidden activations stay where they are."
+HINT_FSDP_TP_PSUM = (
+    "The result is what the first 'model' block of hidden units computes alone: each device "
+    "holds the partial output of its own hidden units; add them up with "
+    "jax.lax.psum(..., 'model') after the second matmul."
+)
+HINT_FSDP_TP_GATHER = (
+    "The program moves other blocks than it needs: FSDP gathers each weight over 'data' "
+    "only, inside the shard_map (w1's rows, axis 0, P('data', 'model'); w2's columns, axis "
+    "1, P('model', 'data')), so that a device holds the whole of its own hidden units' "
+    "weights and never the other 'model' block; then one psum over 'model' joins the "
+    "partial outputs. Nothing else moves: not x, not the hidden activations."
 )
 HINT_FSDP_GATHER_INSIDE = (
-    "No all_gather over 'data' is traced. If the weights enter shard_map replicated (in_specs "
-    "P()), jax.jit gathers them before the shard_map starts, out of your hands. Keep them "
-    "split (P('data', None)) and all_gather them inside, right where they are used."
+    "No all_gather over 'data' is traced. If the weights enter shard_map unsplit over 'data', "
+    "jax.jit gathers them before the shard_map starts, out of your hands. Keep them split "
+    "(w1 P('data', 'model'), w2 P('model', 'data')) and all_gather them inside, right where "
+    "they are used."
 )
 
 HINT_GATHER_NOT_TILED = (

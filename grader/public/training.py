@@ -75,7 +75,6 @@ on_one_device = Hint(
     hints.HINT_DP_ONE_DEVICE,
 )
 not_replicated = Hint(lambda got, want: True, hints.HINT_DP_NOT_REPLICATED)
-gathers_activations = Hint(lambda got, want: True, hints.HINT_FSDP_GATHER_WEIGHTS)
 
 
 # --- reading compiled HLO -------------------------------------------------------------------
@@ -222,23 +221,37 @@ def one_all_reduce_and_nothing_else(fn):
     return hlo_collectives(fn, *attention_inputs(22))
 
 
-# --- fsdp_forward ---------------------------------------------------------------------------
-def fsdp_inputs(seed: int, rows_per_device: int = 4) -> tuple[dict, jax.Array]:
-    """Weights whose rows split evenly over the devices, and a batch that does too. The
-    shapes differ so that what is gathered can be told apart: w1 (2n, 3n), w2 (3n, 2),
-    x (rows_per_device * n, 2n)."""
-    n = jax.device_count()
-    params = mlp_params(seed, 2 * n, 3 * n, 2, biases=False)
-    x = regression_batch(seed + 1, rows_per_device * n, 2 * n, 1)["x"]
+# --- fsdp_tp_forward ------------------------------------------------------------------------
+def fsdp_tp_inputs(seed: int, rows_per_block: int = 4) -> tuple[dict, jax.Array]:
+    """w1 (2 data, 3 model), w2 (3 model, 2 data) and x (rows_per_block * data, 2 data), with
+    data and model the sizes of the mesh's axes: every split even, every block's shape its
+    own."""
+    model = model_axis_size()
+    data = jax.device_count() // model
+    params = mlp_params(seed, 2 * data, 3 * model, 2 * data, biases=False)
+    x = regression_batch(seed + 1, rows_per_block * data, 2 * data, 1)["x"]
     return params, x
 
 
-@case("fsdp_forward", hidden=False)
-def matches_the_unsharded_mlp(fn):
-    params, x = fsdp_inputs(30)
-    return {"result": fn(params, x)}
+def first_model_block_of(params: dict, x: jax.Array) -> np.ndarray:
+    """The output when the psum over 'model' is left out: the first hidden block's share."""
+    width = params["w1"].shape[1] // model_axis_size()
+    w1, w2, x = (np.asarray(a, np.float64) for a in (params["w1"], params["w2"], x))
+    return np.maximum(x @ w1[:, :width], 0) @ w2[:width]
 
 
-@case("fsdp_forward", hidden=False, hints=[gathers_activations])
-def gathers_the_weight_blocks(fn):
-    return {"gathered": gathered_shapes(fn, *fsdp_inputs(32))}
+fsdp_tp_forgot_psum = result_close_to("_first_block", hints.HINT_FSDP_TP_PSUM)
+fsdp_tp_moves = Hint(lambda got, want: True, hints.HINT_FSDP_TP_GATHER)
+
+
+@case("fsdp_tp_forward", hidden=False, hints=[fsdp_tp_forgot_psum])
+def matches_the_unsharded_mlp_on_a_2d_mesh(fn):
+    params, x = fsdp_tp_inputs(40)
+    return {"result": fn(params, x), "_first_block": first_model_block_of(params, x)}
+
+
+@case("fsdp_tp_forward", hidden=False, judge=same("gathered", "collectives",
+                                                  hints=[fsdp_tp_moves]))
+def gathers_model_blocks_and_reduces_once(fn):
+    args = fsdp_tp_inputs(42)
+    return {"gathered": gathered_shapes(fn, *args), "collectives": hlo_collectives(fn, *args)}

@@ -108,26 +108,32 @@ def tpa_with(local, **options):
     return tp_attention
 
 
-ROWS = (P("data"), P("data"))
-
-
-def fsdp_with(gather, specs=ROWS):
-    def fsdp_forward(params, x):
+def fsdp_tp_with(join, gather_model_too=False, tiled=True, **options):
+    """relu(x @ w1) @ w2 on the 2-D mesh, w1 P('data', 'model') and w2 P('model', 'data'),
+    each gathered over 'data' (and, with gather_model_too, over 'model': whole), the partial
+    outputs joined by ``join``."""
+    def fsdp_tp_forward(params, x):
         def local(params, x):
-            w1, w2 = gather(params["w1"]), gather(params["w2"])
-            return jax.nn.relu(x @ w1) @ w2
+            w1 = jax.lax.all_gather(params["w1"], "data", axis=0, tiled=tiled)
+            w2 = jax.lax.all_gather(params["w2"], "data", axis=1, tiled=tiled)
+            if gather_model_too:
+                w1 = jax.lax.all_gather(w1, "model", axis=1, tiled=True)
+                w2 = jax.lax.all_gather(w2, "model", axis=0, tiled=True)
+                return jax.nn.relu(x @ w1) @ w2
+            return join(jax.nn.relu(x @ w1) @ w2)
 
-        return jax.jit(jax.shard_map(local, mesh=data_mesh(), in_specs=specs,
-                                     out_specs=P("data")))(params, x)
+        specs = ({"w1": P("data", "model"), "w2": P("model", "data")}, P("data"))
+        return jax.jit(jax.shard_map(local, mesh=tp_mesh(), in_specs=specs,
+                                     out_specs=P("data"), **options))(params, x)
 
-    return fsdp_forward
+    return fsdp_tp_forward
 
 
 CORRECT = {
     "dp_step_on_mesh": on_every_axis(lambda mesh: P(mesh.axis_names)),
     "accumulated_grads": accumulating(in_a_fori_loop),
     "tp_attention": tpa_with(lambda *arrays: jax.lax.psum(attention(*arrays), "model")),
-    "fsdp_forward": fsdp_with(lambda w: jax.lax.all_gather(w, "data", axis=0, tiled=True)),
+    "fsdp_tp_forward": fsdp_tp_with(lambda partial: jax.lax.psum(partial, "model")),
 }
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
@@ -208,11 +214,15 @@ def gathers_every_heads_output(x, wq, wk, wv, wo):
                                  out_specs=P("data"), check_vma=False))(x, wq, wk, wv, wo)
 
 
-# --- fsdp_forward ---------------------------------------------------------------------------
-mistake("fsdp_forward", hints.HINT_GATHER_NOT_TILED, "all_gather_without_tiled")(
-    fsdp_with(lambda w: jax.lax.all_gather(w, "data", axis=0)))
-mistake("fsdp_forward", hints.HINT_FSDP_GATHER_WEIGHTS, "weights_replicated")(
-    fsdp_with(lambda w: w, specs=(P(), P("data"))))
+# --- fsdp_tp_forward ------------------------------------------------------------------------
+mistake("fsdp_tp_forward", hints.HINT_FSDP_TP_PSUM, "no_psum_unchecked",
+        also=(hints.HINT_FSDP_TP_GATHER,))(
+    fsdp_tp_with(lambda partial: partial, check_vma=False))
+mistake("fsdp_tp_forward", hints.HINT_FSDP_TP_GATHER, "weights_gathered_whole")(
+    fsdp_tp_with(lambda partial: jax.lax.psum(partial, "model"), gather_model_too=True,
+                 check_vma=False))
+mistake("fsdp_tp_forward", hints.HINT_GATHER_NOT_TILED, "all_gather_without_tiled")(
+    fsdp_tp_with(lambda partial: jax.lax.psum(partial, "model"), tiled=False))
 
 
 (test_a_usual_mistake_gets_its_own_hint,
@@ -220,9 +230,20 @@ mistake("fsdp_forward", hints.HINT_FSDP_GATHER_WEIGHTS, "weights_replicated")(
  test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "05_training")
 
 
+def fsdp_tp_unsplit_over_data(params, x):
+    """The weights enter the shard_map split over 'model' only: jit gathers them over 'data'
+    before it, out of the function's hands."""
+    def local(params, x):
+        return jax.lax.psum(jax.nn.relu(x @ params["w1"]) @ params["w2"], "model")
+
+    specs = ({"w1": P(None, "model"), "w2": P("model", None)}, P("data"))
+    return jax.jit(jax.shard_map(local, mesh=tp_mesh(), in_specs=specs,
+                                 out_specs=P("data")))(params, x)
+
+
 @pytest.mark.parametrize("case_id, wrong, hint", [
-    ("fsdp_forward:all_gathers_inside_the_shard_map",
-     fsdp_with(lambda w: w, specs=(P(), P("data"))), hints.HINT_FSDP_GATHER_INSIDE),
+    ("fsdp_tp_forward:all_gathers_over_data_inside_the_shard_map",
+     fsdp_tp_unsplit_over_data, hints.HINT_FSDP_GATHER_INSIDE),
     ("tp_attention:psums_over_the_model_axis",
      tpa_with(lambda *arrays: jax.lax.psum(attention(*arrays), "data"), check_vma=False),
      hints.HINT_TP_PSUM_AXIS),
@@ -230,7 +251,7 @@ mistake("fsdp_forward", hints.HINT_FSDP_GATHER_WEIGHTS, "weights_replicated")(
      on_every_axis(lambda mesh: P(mesh.axis_names[:2])), hints.HINT_DP_EVERY_AXIS),
 ], ids=["fsdp_weights_replicated", "tp_psum_over_data", "dp_rows_over_two_axes_of_three"])
 def test_the_graders_tests_of_how_it_computes_give_their_hints(case_id, wrong, hint):
-    """Weights that enter shard_map replicated, a psum over 'data' instead of 'model', rows
+    """Weights that enter shard_map unsplit over 'data', a psum over 'data' instead of 'model', rows
     split over the first two axes of a mesh (all the axes of the public tests' meshes): does
     the grader's hidden test of how the program computes fail each with its hint, and pass
     the correct function?"""
