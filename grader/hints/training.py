@@ -50,7 +50,8 @@ HINT_ACC_ALL_AT_ONCE = (
     "Each device holds the activations of all its rows at once. Differentiate one microbatch "
     "per turn of a jax.lax.scan (or jax.lax.fori_loop) whose carry is the running total of "
     "the gradients: a loop XLA sees reuses one microbatch's buffers, where a Python for loop "
-    "is unrolled into one program that computes every microbatch side by side."
+    "is unrolled into one program in which XLA may keep every microbatch's activations alive "
+    "at once (it does here)."
 )
 HINT_TPA_FORGOT_PSUM = (
     "The result is what the first 'model' block's heads contribute alone: each device's "
