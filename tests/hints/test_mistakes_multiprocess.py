@@ -112,6 +112,18 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 """
+#: What the uneven_global_mean cells below share, as a student's helper: the mesh, and the
+#: global batch and mask of every process's rows padded to capacity.
+GLOBAL_PARTS = """
+def global_parts(local_rows, capacity):
+    mesh = Mesh(np.array(jax.devices()), ("data",))
+    rows_split = NamedSharding(mesh, P("data"))
+    part = np.zeros((capacity, local_rows.shape[1]), np.float32)
+    part[:len(local_rows)] = local_rows
+    real = (np.arange(capacity) < len(local_rows)).astype(np.float32)
+    return (mesh, jax.make_array_from_process_local_data(rows_split, part),
+            jax.make_array_from_process_local_data(rows_split, real))
+"""
 CORRECT_CELLS = {
     "total_over_processes": IMPORTS + """
 def total_over_processes(count):
@@ -122,15 +134,9 @@ def rows_to_read(sharding, shape):
     blocks = sharding.addressable_devices_indices_map(shape).values()
     return sorted({index[0].indices(shape[0])[:2] for index in blocks})
 """,
-    "uneven_global_mean": IMPORTS + """
+    "uneven_global_mean": IMPORTS + GLOBAL_PARTS + """
 def uneven_global_mean(local_rows, capacity):
-    mesh = Mesh(np.array(jax.devices()), ("data",))
-    rows_split = NamedSharding(mesh, P("data"))
-    part = np.zeros((capacity, local_rows.shape[1]), np.float32)
-    part[:len(local_rows)] = local_rows
-    real = (np.arange(capacity) < len(local_rows)).astype(np.float32)
-    batch = jax.make_array_from_process_local_data(rows_split, part)
-    mask = jax.make_array_from_process_local_data(rows_split, real)
+    mesh, batch, mask = global_parts(local_rows, capacity)
     mean = jax.jit(lambda b, m: (b * m[:, None]).sum(0) / m.sum(),
                    out_shardings=NamedSharding(mesh, P()))
     return np.asarray(mean(batch, mask))
@@ -165,26 +171,16 @@ def uneven_global_mean(local_rows, capacity):
     return np.asarray(jax.jit(lambda b: b.sum(0), out_shardings=NamedSharding(mesh, P()))(
         batch)) / len(local_rows)
 """, hints.HINT_DEVICE_PUT_PER_PROCESS),
-    "reads_the_global_batch": ("uneven_global_mean:weighs_every_real_row_of_two_processes", """
+    "reads_the_global_batch": ("uneven_global_mean:weighs_every_real_row_of_two_processes",
+                               GLOBAL_PARTS + """
 def uneven_global_mean(local_rows, capacity):
-    mesh = Mesh(np.array(jax.devices()), ("data",))
-    rows_split = NamedSharding(mesh, P("data"))
-    part = np.zeros((capacity, local_rows.shape[1]), np.float32)
-    part[:len(local_rows)] = local_rows
-    real = (np.arange(capacity) < len(local_rows)).astype(np.float32)
-    batch = jax.make_array_from_process_local_data(rows_split, part)
-    mask = jax.make_array_from_process_local_data(rows_split, real)
+    mesh, batch, mask = global_parts(local_rows, capacity)
     return np.asarray(batch).sum(axis=0) / np.asarray(mask).sum()
 """, hints.HINT_FETCH_NON_ADDRESSABLE),
-    "only_process_0_computes": ("uneven_global_mean:weighs_every_real_row_of_two_processes", """
+    "only_process_0_computes": ("uneven_global_mean:weighs_every_real_row_of_two_processes",
+                                GLOBAL_PARTS + """
 def uneven_global_mean(local_rows, capacity):
-    mesh = Mesh(np.array(jax.devices()), ("data",))
-    rows_split = NamedSharding(mesh, P("data"))
-    part = np.zeros((capacity, local_rows.shape[1]), np.float32)
-    part[:len(local_rows)] = local_rows
-    real = (np.arange(capacity) < len(local_rows)).astype(np.float32)
-    batch = jax.make_array_from_process_local_data(rows_split, part)
-    mask = jax.make_array_from_process_local_data(rows_split, real)
+    mesh, batch, mask = global_parts(local_rows, capacity)
     if jax.process_index() != 0:  # "only one process needs to compute the mean"
         return np.zeros(local_rows.shape[1], np.float32)
     mean = jax.jit(lambda b, m: (b * m[:, None]).sum(0) / m.sum(),
