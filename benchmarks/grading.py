@@ -1,6 +1,7 @@
 """Grading speed: a class of identical, complete and correct submissions.
 
     .venv/bin/python benchmarks/grading.py [--students 40] [--jobs 2] [--copies 2]
+    .venv/bin/python benchmarks/grading.py --mixed [--students 12] [--jobs 2]
     .venv/bin/python benchmarks/grading.py --hostile [--jobs 2]
 
 Each student hands in a copy of solutions/ (every exercise of the course, solved), under a
@@ -25,6 +26,15 @@ name of its own. Prints:
   anything;
 - the load average before and after, since other work on the machine slows everything.
 
+With ``--mixed``, it grades instead a class that is not all identical (a cache of compiled
+programs makes identical classes cheapest): each student hands in the solutions with, drawn
+at random per exercise (the same draw every run), about one exercise in six not done, one in
+ten computed wrong (the reference's result, each float array off by one: another program),
+and lesson 3's exercises written in another style one time in four (tests/alternatives.py);
+one student in six also hands in a file whose function crashes or exits its worker (fixtures
+of tests/submissions/). Prints the wall time, exercises graded per second, the CPU-seconds of
+the grader's whole process tree per submission, and the mean points.
+
 With ``--hostile``, it grades instead a class of every fixture of tests/submissions/ (each
 ``.py`` fixture handed in alone, and the notebooks), by the command line in a process of its
 own, and prints that process's peak memory: what the grader itself holds, whatever the
@@ -36,8 +46,11 @@ Speed is measured here, never asserted in a test.
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
+import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -154,12 +167,113 @@ def hostile(jobs: int) -> None:
           "process)")
 
 
+#: What a student of the mixed class may hand in beside the solutions: functions that crash
+#: or exit their worker (each costs its exercise).
+CRASHES = ("kills-its-process-in-ring-shift.py", "segfaults-in-distributed-dot.py",
+           "exits-with-sys-exit-in-ring-shift.py")
+#: An exercise computed wrong: the reference's result, each float array off by one.
+WRONG = """
+_reference_{name} = {name}
+
+
+def {name}(*args, **kwargs):
+    return jax.tree.map(lambda v: v + 1 if isinstance(v, jax.Array)
+                        and jnp.issubdtype(v.dtype, jnp.floating) else v,
+                        _reference_{name}(*args, **kwargs))
+"""
+NOT_DONE = """
+
+def {name}(*args, **kwargs):
+    raise NotImplementedError
+"""
+
+
+def other_styles() -> tuple[str, dict[str, str]]:
+    """tests/alternatives.py's imports, and each of its functions' source by name."""
+    text = (ROOT / "tests" / "alternatives.py").read_text()
+    tree = ast.parse(text)
+    imports = "\n".join(ast.get_source_segment(text, node) for node in tree.body
+                        if isinstance(node, (ast.Import, ast.ImportFrom))
+                        and getattr(node, "module", None) != "__future__")
+    return imports, {node.name: ast.get_source_segment(text, node) for node in tree.body
+                     if isinstance(node, ast.FunctionDef)}
+
+
+def mixed_class(batch: Path, students: int) -> dict[str, int]:
+    """Write the mixed class into ``batch`` (see the module's doc); how many exercises of
+    each kind it holds."""
+    draw = random.Random(35)
+    imports, styles = other_styles()
+    kinds = {"reference": 0, "other style": 0, "not done": 0, "wrong": 0, "crashes": 0}
+    for i in range(students):
+        folder = batch / f"student{i:03d}"
+        shutil.copytree(course.SOLUTIONS, folder)
+        changes = [imports]  # jax and jax.numpy as jnp among them
+        for exercise in EXERCISES:
+            roll = draw.random()
+            if roll < 1 / 6:
+                kind, text = "not done", NOT_DONE.format(name=exercise.name)
+            elif roll < 1 / 6 + 1 / 10:
+                kind, text = "wrong", WRONG.format(name=exercise.name)
+            elif exercise.name in styles and draw.random() < 1 / 4:
+                kind, text = "other style", "\n\n" + styles[exercise.name]
+            else:
+                kind, text = "reference", ""
+            kinds[kind] += 1
+            if text:
+                changes.append(text)
+        (folder / "zz_changes.py").write_text("\n".join(changes) + "\n")
+        if i % 6 == 5:
+            crash = CRASHES[i // 6 % len(CRASHES)]
+            shutil.copy(ROOT / "tests" / "submissions" / crash, folder / f"zzz_{crash}")
+            kinds["crashes"] += 1
+    return kinds
+
+
+def mixed(students: int, jobs: int) -> None:
+    """Grade the mixed class; print its time, pace, CPU and points."""
+    with tempfile.TemporaryDirectory() as tmp:
+        batch = Path(tmp) / "class"
+        batch.mkdir()
+        kinds = mixed_class(batch, students)
+        load_before = os.getloadavg()
+        cpu_before = _cpu_seconds()
+        start = time.perf_counter()
+        results = grade.grade(batch, Path(tmp) / "out", jobs=jobs)
+        total = time.perf_counter() - start
+        cpu = _cpu_seconds() - cpu_before
+    graded = students * len(EXERCISES)
+    print(f"mixed class: {students} students, jobs: {jobs}, cores: {os.cpu_count()}, "
+          f"sandbox: {'bubblewrap' if BWRAP else 'none'}")
+    print("exercises handed in: " + ", ".join(f"{n} {kind}" for kind, n in kinds.items()))
+    print(f"whole batch (with ref.):  {total:7.2f} s")
+    print(f"exercises per second:     {graded / total:7.3f} ({graded} graded, the reference "
+          "run included in the time)")
+    print(f"CPU per submission:       {cpu / students:7.2f} CPU-s (the grader's whole process "
+          "tree, the reference run shared out)")
+    print(f"mean points:              {sum(r.total for r in results) / students:7.1f} of "
+          f"{results[0].max_total:g}")
+    print(f"load average (1, 5, 15 min): before {_load(load_before)}, "
+          f"after {_load(os.getloadavg())}")
+
+
+def _cpu_seconds() -> float:
+    """CPU-seconds of this process and of every process it waited for (workers, sandboxes
+    and what they started, once ended)."""
+    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
+                                                          resource.RUSAGE_CHILDREN))
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=40)
+    parser.add_argument("--students", type=int)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--copies", type=int, default=2,
                         help="fresh copies of the solutions each bare process times")
+    parser.add_argument("--mixed", action="store_true",
+                        help="grade a class that is not all identical instead (default: 12 "
+                             "students)")
     parser.add_argument("--hostile", action="store_true",
                         help="grade the fixtures of tests/submissions/ and print the "
                              "grader's peak memory instead")
@@ -167,6 +281,10 @@ def main() -> None:
     if args.hostile:
         hostile(args.jobs)
         return
+    if args.mixed:
+        mixed(args.students or 12, args.jobs)
+        return
+    args.students = args.students or 40
     load_before = os.getloadavg()
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -32,7 +32,7 @@ from grader.grading.outputs import STORE, Batch, Shard, write
 from grader.grading.progress import Progress
 from grader.grading.roster import Person
 from grader.grading.store import Store, grader_fingerprint, remove_leftovers
-from grader.workers import process
+from grader.workers import compiled, process
 from grader.workers.pool import close_all
 from grader.workers.run import Run
 from grader.workers.runner import run
@@ -212,34 +212,14 @@ def grade(
         if refused:
             raise GradingError(refused)
         jobs = max(1, jobs or default_jobs())
-        wants = reference(solutions, cases, limits, sandbox, jobs)
-
-        # Fewer students than job slots (a regrade, a small class): the spare slots run each
-        # student's device counts side by side.
-        per_student = max(1, jobs // len(todo))
-
-        def one(entry: Path) -> StudentResult:
-            progress.begin(submission.student_name(entry))
-            return grade_entry(entry, cases, wants, limits, sandbox, per_student)
-
-        pool = ThreadPoolExecutor(jobs)
+        # The reference run compiles each of its programs once for the whole batch (see
+        # grader.workers.compiled): it alone writes them, every submission's worker reads them.
+        shared = compiled.new_folder()
         try:
-            futures = {pool.submit(one, entry): entry for entry in todo}
-            for done in as_completed(futures):  # stored as each one finishes, in any order
-                result = done.result()
-                if result.unfinished:
-                    print(msg.WARN_NOT_KEPT.format(student=result.student,
-                                                   why=result.unfinished), file=sys.stderr)
-                else:
-                    kept.put(result.student, result, prints[futures[done]])
-                results[futures[done]] = result
-                progress.finish(result, False)
-        except BaseException:  # interrupted: stop every worker now, keep nothing more
-            process.stop_all()
-            raise
+            results |= _grade_all(todo, cases, limits, replace(sandbox, compiled=shared), jobs,
+                                  solutions, kept, prints, progress)
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            close_all()
+            compiled.remove(shared)
     restored = kept.settle()
     if restored:
         print(texts.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),
@@ -248,6 +228,44 @@ def grade(
     everyone = standings(graded, by_name, work)
     write(out, everyone, batch, alike(by_name, exercises, solutions))
     return everyone
+
+
+def _grade_all(todo: Sequence[Path], cases: Sequence[Case], limits: Limits, sandbox: Sandbox,
+               jobs: int, solutions: Path, kept: Store, prints: dict,
+               progress: Progress) -> dict[Path, StudentResult]:
+    """Run the reference, then grade every submission of ``todo``, ``jobs`` at a time, each
+    result stored as it is known; the results by submission. The reference run alone writes
+    the batch's compiled programs (``sandbox.compiled``, see grader.workers.compiled)."""
+    wants = reference(solutions, cases, limits, replace(sandbox, writes_compiled=True), jobs)
+    compiled.written(sandbox.compiled)
+    # Fewer students than job slots (a regrade, a small class): the spare slots run each
+    # student's device counts side by side.
+    per_student = max(1, jobs // len(todo))
+
+    def one(entry: Path) -> StudentResult:
+        progress.begin(submission.student_name(entry))
+        return grade_entry(entry, cases, wants, limits, sandbox, per_student)
+
+    results: dict[Path, StudentResult] = {}
+    pool = ThreadPoolExecutor(jobs)
+    try:
+        futures = {pool.submit(one, entry): entry for entry in todo}
+        for done in as_completed(futures):  # stored as each one finishes, in any order
+            result = done.result()
+            if result.unfinished:
+                print(msg.WARN_NOT_KEPT.format(student=result.student,
+                                               why=result.unfinished), file=sys.stderr)
+            else:
+                kept.put(result.student, result, prints[futures[done]])
+            results[futures[done]] = result
+            progress.finish(result, False)
+    except BaseException:  # interrupted: stop every worker now, keep nothing more
+        process.stop_all()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        close_all()
+    return results
 
 
 def alike(entries: dict[str, Path], exercises: Sequence[str],

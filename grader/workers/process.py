@@ -19,7 +19,7 @@ import time
 
 from grader import messages as msg
 from grader import processes
-from grader.workers import confine, replies
+from grader.workers import compiled, confine, replies
 from grader.workers.sandbox import Limits, Sandbox
 
 #: How much of a worker's last output is kept to explain a failed start.
@@ -93,7 +93,14 @@ class WorkerProcess:
             # once per test. A verifier keeps none: each program it gets is new to it.
             env.update({"JAX_COMPILATION_CACHE_DIR": os.path.join(self.home.name, "jax-cache"),
                         "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-                        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0"})
+                        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+                        # which would put the cache's path (this worker's home) in every key
+                        "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "none"})
+            # Under it, the programs the reference run compiled (grader.workers.compiled).
+            if sandbox.shares_compiled:
+                env[compiled.FOLDER_ENV] = str(sandbox.compiled)
+                if sandbox.writes_compiled:
+                    env[compiled.WRITES_ENV] = "1"
         self.sandboxed = sandbox.sandboxed
         # Its processes and threads together are capped in number and in memory, and share
         # the CPU as one, in a control group of its own; where none can be made, the worker

@@ -51,11 +51,22 @@ class Sandbox:
     home of ``scratch`` bytes each; no network. Nothing else of the machine is there: not the
     course's other folders or its git history, not the submissions or the outputs. The
     ``hidden`` paths are masked too, should one lie inside what the worker sees. Without
-    bubblewrap, a plain process."""
+    bubblewrap, a plain process.
+
+    ``compiled`` is the batch's folder of compiled programs (:mod:`grader.workers.compiled`):
+    a worker reads it, read-only, and only where ``writes_compiled`` (the reference run)
+    writes it. Only sandboxed workers use it: a plain process could write there."""
 
     hidden: tuple[Path, ...] = ()
     use_bwrap: bool = True
     scratch: int = 256 * 2**20
+    compiled: Path | None = None
+    writes_compiled: bool = False
+
+    @property
+    def shares_compiled(self) -> bool:
+        """Whether a worker started here reads (or writes) the batch's compiled programs."""
+        return self.compiled is not None and self.sandboxed
 
     @property
     def sandboxed(self) -> bool:
@@ -86,6 +97,8 @@ class Sandbox:
         if user is None:
             return [*self.command(home), *command]
         os.chown(home, *user)
+        if self.compiled is not None and self.writes_compiled:
+            os.chown(self.compiled, *user)
         return [sys.executable, "-I", "-S", "-c", _BECOME, str(user[0]), str(user[1]),
                 *self.command(home), *command]
 
@@ -104,6 +117,9 @@ class Sandbox:
             if any(path.is_relative_to(seen) for seen in _VISIBLE):
                 args += (["--tmpfs", str(path)] if path.is_dir() else
                          ["--ro-bind", "/dev/null", str(path)] if path.exists() else [])
+        if self.compiled is not None:
+            bind = "--bind" if self.writes_compiled else "--ro-bind"
+            args += [bind, str(self.compiled), str(self.compiled)]
         args += ["--size", str(self.scratch), "--tmpfs", home, "--chdir", home,
                  *_UNPRIVILEGED,
                  "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",

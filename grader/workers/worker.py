@@ -21,6 +21,7 @@ import sys
 import warnings
 from typing import Any, TextIO
 
+from grader.workers import compiled
 from grader.workers import seal as sealing
 from grader.workers.confine import begin
 from grader.workers.record import RECORD  # lesson 6: launched processes replay what ran here
@@ -309,6 +310,7 @@ def main() -> None:
     from grader.devices import WORKER_ENV
 
     os.environ[WORKER_ENV] = "1"  # from now on notebooks' device set-up and check() stand down
+    compiled.install()
     for name in [n for n in os.environ if n.startswith(("JAX_COMPILATION_CACHE_",
                                                          "JAX_PERSISTENT_CACHE_"))]:
         del os.environ[name]  # JAX has read its cache's settings: processes started here keep none

@@ -134,6 +134,7 @@ SANDBOX_ONLY: dict[str, dict[str, tuple[float, str]]] = {
     "writes-into-the-output-folder-all-correct": {},
     "tries-root-escapes-from-the-sandbox-all-correct": {},
     "plants-code-in-the-grader-package-all-correct": {},
+    "plants-compiled-programs-for-the-class-all-correct": {},
 }
 if sandbox.BWRAP:
     OUTCOMES.update(SANDBOX_ONLY)
