@@ -32,8 +32,9 @@ at random per exercise (the same draw every run), about one exercise in six not 
 ten computed wrong (the reference's result, each float array off by one: another program),
 and lesson 3's exercises written in another style one time in four (tests/alternatives.py);
 one student in six also hands in a file whose function crashes or exits its worker (fixtures
-of tests/submissions/). Prints the wall time, exercises graded per second, the CPU-seconds of
-the grader's whole process tree per submission, and the mean points.
+of tests/submissions/). Prints the wall time, exercises graded per second, the CPU-seconds the
+machine spent busy per submission (the grader's whole process tree on a quiet machine), and
+the mean points.
 
 With ``--hostile``, it grades instead a class of every fixture of tests/submissions/ (each
 ``.py`` fixture handed in alone, and the notebooks), by the command line in a process of its
@@ -50,7 +51,6 @@ import ast
 import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
@@ -200,15 +200,16 @@ def other_styles() -> tuple[str, dict[str, str]]:
 
 
 def mixed_class(batch: Path, students: int) -> dict[str, int]:
-    """Write the mixed class into ``batch`` (see the module's doc); how many exercises of
-    each kind it holds."""
+    """Write the mixed class into ``batch`` (see the module's doc): each change is a code cell
+    added at the end of its lesson's notebook (a notebook's cells share their names); how
+    many exercises of each kind it holds."""
     draw = random.Random(35)
     imports, styles = other_styles()
     kinds = {"reference": 0, "other style": 0, "not done": 0, "wrong": 0, "crashes": 0}
     for i in range(students):
         folder = batch / f"student{i:03d}"
         shutil.copytree(course.SOLUTIONS, folder)
-        changes = [imports]  # jax and jax.numpy as jnp among them
+        changes: dict[str, list[str]] = {}
         for exercise in EXERCISES:
             roll = draw.random()
             if roll < 1 / 6:
@@ -221,11 +222,17 @@ def mixed_class(batch: Path, students: int) -> dict[str, int]:
                 kind, text = "reference", ""
             kinds[kind] += 1
             if text:
-                changes.append(text)
-        (folder / "zz_changes.py").write_text("\n".join(changes) + "\n")
+                changes.setdefault(exercise.lesson, [imports]).append(text)
+        for lesson, texts in changes.items():
+            notebook = folder / f"{lesson}.ipynb"
+            content = json.loads(notebook.read_text())
+            content["cells"].append({"cell_type": "code", "execution_count": None,
+                                     "metadata": {}, "outputs": [],
+                                     "source": "\n".join(texts) + "\n"})
+            notebook.write_text(json.dumps(content))
         if i % 6 == 5:
             crash = CRASHES[i // 6 % len(CRASHES)]
-            shutil.copy(ROOT / "tests" / "submissions" / crash, folder / f"zzz_{crash}")
+            shutil.copy(ROOT / "tests" / "submissions" / crash, folder / f"zz_{crash}")
             kinds["crashes"] += 1
     return kinds
 
@@ -249,8 +256,8 @@ def mixed(students: int, jobs: int) -> None:
     print(f"whole batch (with ref.):  {total:7.2f} s")
     print(f"exercises per second:     {graded / total:7.3f} ({graded} graded, the reference "
           "run included in the time)")
-    print(f"CPU per submission:       {cpu / students:7.2f} CPU-s (the grader's whole process "
-          "tree, the reference run shared out)")
+    print(f"CPU per submission:       {cpu / students:7.2f} CPU-s (the machine's, busy during "
+          "the batch, the reference run shared out: quiet the machine first)")
     print(f"mean points:              {sum(r.total for r in results) / students:7.1f} of "
           f"{results[0].max_total:g}")
     print(f"load average (1, 5, 15 min): before {_load(load_before)}, "
@@ -258,11 +265,13 @@ def mixed(students: int, jobs: int) -> None:
 
 
 def _cpu_seconds() -> float:
-    """CPU-seconds of this process and of every process it waited for (workers, sandboxes
-    and what they started, once ended)."""
-    own, children = (resource.getrusage(who) for who in (resource.RUSAGE_SELF,
-                                                          resource.RUSAGE_CHILDREN))
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    """CPU-seconds the whole machine has spent busy since it started (/proc/stat): on an
+    otherwise quiet machine, the difference over a batch is the grader's whole process tree,
+    sandboxed workers included, whose use no other count sees once they are killed."""
+    with open("/proc/stat") as stat:
+        fields = [int(v) for v in stat.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
