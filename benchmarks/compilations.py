@@ -38,9 +38,25 @@ from grader.grading import submission
 from grader.workers.worker import Worker
 
 compiles = []
-jax.monitoring.register_event_duration_secs_listener(
-    lambda event, seconds, **kw: compiles.append(seconds)
-    if event == "/jax/core/compile/backend_compile_duration" else None)
+inside = []  # set while the function under test runs: its compilations are the worker's
+
+
+def heard(event, seconds, **kw):
+    if event == "/jax/core/compile/backend_compile_duration":
+        compiles.append((seconds, bool(inside)))
+
+
+jax.monitoring.register_event_duration_secs_listener(heard)
+
+
+def watched(fn):
+    def call(*args, **kwargs):
+        inside.append(1)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            inside.pop()
+    return call
 sources = submission.load(Path(sys.argv[2])).sources
 wanted = json.loads(sys.argv[3])
 counts = {}
@@ -53,16 +69,18 @@ for again in (False, True):
             continue
         if BY_NAME[c.exercise].lesson == "06_multiprocess":
             continue  # its tests launch processes
-        before = len(compiles), sum(compiles)
-        cases.measure(c, worker.find(c.exercise))
-        row = counts.setdefault(c.exercise, {"cases": 0, "compiles": 0, "seconds": 0.0,
-                                             "again": 0})
+        before = len(compiles)
+        cases.measure(c, watched(worker.find(c.exercise)))
+        new = compiles[before:]
+        row = counts.setdefault(c.exercise, {"cases": 0, "compiles": 0, "function": 0,
+                                             "seconds": 0.0, "again": 0})
         if again:
-            row["again"] += len(compiles) - before[0]
+            row["again"] += len(new)
         else:
             row["cases"] += 1
-            row["compiles"] += len(compiles) - before[0]
-            row["seconds"] += sum(compiles) - before[1]
+            row["compiles"] += len(new)
+            row["function"] += sum(1 for _, in_fn in new if in_fn)
+            row["seconds"] += sum(seconds for seconds, _ in new)
 print(json.dumps(counts))
 """
 
@@ -79,24 +97,31 @@ def main() -> None:
     parser.add_argument("--exercise", nargs="+", default=[e.name for e in EXERCISES])
     args = parser.parse_args()
     by_devices = {n: counted(n, args.exercise) for n in args.devices}
-    print(f"{'exercise':28}" + "".join(f"{f'{n} devices: cases compiles s again':>38}"
-                                       for n in args.devices))
-    totals = {n: [0, 0, 0.0, 0] for n in args.devices}
+    columns = ("cases", "compiles", "function", "seconds", "again")
+    print(f"{'':28}" + "".join(f"{f'{n} devices':>40}" for n in args.devices))
+    print(f"{'exercise':28}" + "".join(f"{'cases compiles fn s again':>40}"
+                                       for _ in args.devices))
+    totals = {n: dict.fromkeys(columns, 0) for n in args.devices}
     for name in args.exercise:
         line = f"{name:28}"
         for n in args.devices:
             row = by_devices[n].get(name)
             if row is None:
-                line += f"{'-':>38}"
+                line += f"{'-':>40}"
                 continue
-            line += (f"{row['cases']:>17}{row['compiles']:>9}{row['seconds']:>7.1f}"
-                     f"{row['again']:>5}")
-            for i, key in enumerate(("cases", "compiles", "seconds", "again")):
-                totals[n][i] += row[key]
+            line += _row(row)
+            for key in columns:
+                totals[n][key] += row[key]
         print(line)
-    print(f"{'all':28}" + "".join(f"{t[0]:>17}{t[1]:>9}{t[2]:>7.1f}{t[3]:>5}"
-                                  for t in totals.values()))
+    print(f"{'all':28}" + "".join(_row(t) for t in totals.values()))
+    print("compiles: XLA's compilations in the tests; fn: those while the function under test "
+          "ran (a worker's, in grading; the rest are the tester's); s: their seconds; again: "
+          "what a warm process compiles for a fresh copy of the function")
 
+
+def _row(row: dict) -> str:
+    return (f"{row['cases']:>15}{row['compiles']:>9}{row['function']:>5}{row['seconds']:>6.1f}"
+            f"{row['again']:>5}")
 
 if __name__ == "__main__":
     main()

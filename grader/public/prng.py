@@ -133,23 +133,28 @@ def dropout_context(key, x: np.ndarray, rate: float) -> dict:
     def scaled(keep):
         return jnp.where(keep, x / (1.0 - rate), 0.0)
 
-    def per_device(fold: bool):
-        def local(k, block):
-            if fold:
-                k = jax.random.fold_in(k, jax.lax.axis_index("data"))
-            keep = jax.random.bernoulli(k, 1.0 - rate, block.shape)
-            return jnp.where(keep, block / (1.0 - rate), 0.0)
-
-        return jax.shard_map(local, mesh=data_mesh(), in_specs=(P(), P("data")),
-                             out_specs=P("data"))(key, x)
-
     keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
     return {
-        "_fold_in_per_device": per_device(fold=True),
-        "_same_key_per_device": per_device(fold=False),
+        "_fold_in_per_device": _dropout_per_device(key, x, rate, True),
+        "_same_key_per_device": _dropout_per_device(key, x, rate, False),
         "_unscaled": jnp.where(keep, x, 0.0),
         "_keep_with_rate": scaled(jax.random.bernoulli(key, rate, x.shape)),
     }
+
+
+@partial(jax.jit, static_argnums=3)
+def _dropout_per_device(key, x, rate, fold: bool) -> jax.Array:
+    """Dropout on each device's rows, its key folded with the device's index or not: one
+    program per variant and shape, compiled once per process."""
+
+    def local(k, block):
+        if fold:
+            k = jax.random.fold_in(k, jax.lax.axis_index("data"))
+        keep = jax.random.bernoulli(k, 1.0 - rate, block.shape)
+        return jnp.where(keep, block / (1.0 - rate), 0.0)
+
+    return jax.shard_map(local, mesh=data_mesh(), in_specs=(P(), P("data")),
+                         out_specs=P("data"))(key, x)
 
 
 def dropout_case(fn, seed: int, rate: float, features: int) -> dict:
