@@ -148,9 +148,12 @@ def install() -> None:
     writes = os.environ.pop(WRITES_ENV, None) == "1"
     if not folder:
         return
-    from jax._src import compilation_cache
+    try:  # JAX's internals: should a release change them, the worker compiles as before
+        from jax._src import compilation_cache
 
-    compilation_cache._initialize_cache()
-    if compilation_cache._cache is not None:
-        compilation_cache._cache = layered(compilation_cache._cache, Path(folder), writes)
+        compilation_cache._initialize_cache()
+        if compilation_cache._cache is not None:
+            compilation_cache._cache = layered(compilation_cache._cache, Path(folder), writes)
+    except (ImportError, AttributeError, TypeError):
+        pass
 
