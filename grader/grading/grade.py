@@ -219,7 +219,8 @@ def grade(
             results |= _grade_all(todo, cases, limits, replace(sandbox, compiled=shared), jobs,
                                   solutions, kept, prints, progress)
         finally:
-            compiled.remove(shared)
+            if shared is not None:
+                compiled.remove(shared)
     restored = kept.settle()
     if restored:
         print(texts.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),
@@ -237,7 +238,8 @@ def _grade_all(todo: Sequence[Path], cases: Sequence[Case], limits: Limits, sand
     result stored as it is known; the results by submission. The reference run alone writes
     the batch's compiled programs (``sandbox.compiled``, see grader.workers.compiled)."""
     wants = reference(solutions, cases, limits, replace(sandbox, writes_compiled=True), jobs)
-    compiled.written(sandbox.compiled)
+    if sandbox.compiled is not None:
+        compiled.written(sandbox.compiled)
     # Fewer students than job slots (a regrade, a small class): the spare slots run each
     # student's device counts side by side.
     per_student = max(1, jobs // len(todo))

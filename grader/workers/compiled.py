@@ -35,11 +35,16 @@ WRITES_ENV = "GRADER_COMPILED_WRITES"
 _CHECK = 16  # bytes of each entry's check
 
 
-def new_folder(parent: str | None = None) -> Path:
-    """A folder for a batch's compiled programs, that every worker's user may read (each
-    entry is sealed: reading the folder tells nothing without a program's key)."""
-    folder = Path(tempfile.mkdtemp(prefix="grader-compiled-", dir=parent))
+def new_folder() -> Path | None:
+    """A folder for a batch's compiled programs, in the temporary folder, that every worker's
+    user may read (each entry is sealed: reading the folder tells nothing without a program's
+    key); None where that user could not reach it (a grader started by root, whose workers
+    run as another user, with a private TMPDIR): then the batch shares nothing."""
+    folder = Path(tempfile.mkdtemp(prefix="grader-compiled-"))
     folder.chmod(0o755)
+    if os.geteuid() == 0 and not all(p.stat().st_mode & 0o001 for p in folder.parents):
+        folder.rmdir()
+        return None
     return folder
 
 

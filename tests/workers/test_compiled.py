@@ -9,7 +9,9 @@ submission's, on one folder.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -82,6 +84,7 @@ def column_totals_in(folder: Path, writes: bool = False) -> dict:
 def folder() -> Path:
     """A batch's folder, as the grader makes it (where a worker run as ``nobody`` may reach)."""
     made = compiled.new_folder()
+    assert made is not None, "the temporary folder is out of the workers' reach"
     yield made
     shutil.rmtree(made)
 
@@ -96,6 +99,7 @@ def test_a_worker_reads_what_the_reference_run_compiled_and_nothing_else(folder)
     assert read["y"] == RIGHT
     assert read["hits"] >= 1
     empty = compiled.new_folder()
+    assert empty is not None
     try:
         assert column_totals_in(empty)["hits"] == 0
     finally:
@@ -227,3 +231,18 @@ def test_an_entry_opens_only_with_its_key_and_a_damaged_one_is_a_miss(folder):
     stored.chmod(0o644)
     stored.write_bytes(bytes(damaged))
     assert compiled.read(folder, key) is None
+
+
+def test_a_folder_the_workers_cannot_reach_is_not_made(tmp_path, monkeypatch):
+    """A grader started by root runs its workers as another user: with a private temporary
+    folder (here 0700), is no batch folder made (the batch then shares nothing and grades as
+    before), where an ordinary user's grader, whose workers are itself, gets one?"""
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    made = compiled.new_folder()
+    if os.geteuid() == 0:
+        assert made is None
+        assert list(private.iterdir()) == []
+    else:
+        assert made is not None and made.parent == private
