@@ -7,7 +7,7 @@ include setup.mk
 
 SANITIZE := tests/nbval_sanitize.cfg
 
-.PHONY: test grade exercises lessons expected lock bench container clean
+.PHONY: test grade exercises lessons expected lock bench bench-nbgrader container clean
 
 ## The whole test suite: grader unit tests, solutions vs hidden tests, stubs score zero,
 ## exercises/ in sync, every notebook executed, and nbval over the lessons.
@@ -44,6 +44,13 @@ lock: | $(UV)
 ## Grading speed, in seconds per submission and per exercise.
 bench: $(INSTALLED)
 	$(BIN)/python benchmarks/grading.py
+
+## The same class graded by nbgrader and by this grader, side by side: adds the lock's nbgrader
+## extra to .venv/ (make's next install of the lock takes it out). ARGS="--students 6 --ours PY".
+bench-nbgrader: $(INSTALLED)
+	UV_PROJECT_ENVIRONMENT=$(VENV) $(UV) sync --quiet --locked --inexact --compile-bytecode \
+		$(EXTRAS) --extra nbgrader
+	$(BIN)/python benchmarks/against_nbgrader.py $(ARGS)
 
 ## The grader in a container image with its sandbox inside (Containerfile), for machines
 ## without bubblewrap; podman or docker builds it.

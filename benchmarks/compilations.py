@@ -2,7 +2,7 @@
 count: what a new submission costs before any cache helps (issue 35: fewer distinct
 compilations per test).
 
-    .venv/bin/python benchmarks/compilations.py [--devices 8 2] [--exercise NAME ...]
+    .venv/bin/python benchmarks/compilations.py [--devices 8 2] [--exercise NAME ...] [--catches]
 
 For each device count, one process loads the solutions as a worker does and runs every hidden
 test of each exercise on a fresh copy of its function (a new function, which JAX traces and
@@ -11,7 +11,9 @@ own monitoring events). The functions the tests build around the student's (inpu
 a mesh, comparisons) are compiled once per process, by the first exercise that needs them; a
 second pass over the same exercises, printed as "again", counts what a warm process still
 compiles. Lesson 6's tests launch processes of their own, whose compilations are not counted
-here. Measured here, never asserted in a test.
+here. With ``--catches`` it then lists, per exercise and device count, each test (named for
+what it catches) with the shapes of the arrays it hands the function: each distinct shape is a
+program of its own to compile. Measured here, never asserted in a test.
 """
 
 from __future__ import annotations
@@ -49,8 +51,13 @@ def heard(event, seconds, **kw):
 jax.monitoring.register_event_duration_secs_listener(heard)
 
 
+shapes = set()  # what the tests hand the function under test: each call's arrays' shapes
+
+
 def watched(fn):
     def call(*args, **kwargs):
+        shapes.add(" ".join(str(getattr(leaf, "shape", type(leaf).__name__)).replace(" ", "")
+                            for leaf in jax.tree.leaves((args, kwargs))))
         inside.append(1)
         try:
             return fn(*args, **kwargs)
@@ -70,14 +77,16 @@ for again in (False, True):
         if BY_NAME[c.exercise].lesson == "06_multiprocess":
             continue  # its tests launch processes
         before = len(compiles)
+        shapes.clear()
         cases.measure(c, watched(worker.find(c.exercise)))
         new = compiles[before:]
         row = counts.setdefault(c.exercise, {"cases": 0, "compiles": 0, "function": 0,
-                                             "seconds": 0.0, "again": 0})
+                                             "seconds": 0.0, "again": 0, "tests": {}})
         if again:
             row["again"] += len(new)
         else:
             row["cases"] += 1
+            row["tests"][c.name] = sorted(shapes)
             row["compiles"] += len(new)
             row["function"] += sum(1 for _, in_fn in new if in_fn)
             row["seconds"] += sum(seconds for seconds, _ in new)
@@ -95,6 +104,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, nargs="+", default=[8, 2])
     parser.add_argument("--exercise", nargs="+", default=[e.name for e in EXERCISES])
+    parser.add_argument("--catches", action="store_true",
+                        help="then, per exercise and device count, each test and the shapes "
+                             "of the arrays it hands the function (what each catches)")
     args = parser.parse_args()
     by_devices = {n: counted(n, args.exercise) for n in args.devices}
     columns = ("cases", "compiles", "function", "seconds", "again")
@@ -117,6 +129,22 @@ def main() -> None:
     print("compiles: XLA's compilations in the tests; fn: those while the function under test "
           "ran (a worker's, in grading; the rest are the tester's); s: their seconds; again: "
           "what a warm process compiles for a fresh copy of the function")
+    if args.catches:
+        catches(args.exercise, by_devices)
+
+
+def catches(exercises: list[str], by_devices: dict[int, dict[str, dict]]) -> None:
+    """Per exercise and device count, each test (its name says what it catches) and the
+    shapes of the arrays it hands the function: the distinct shapes are distinct programs."""
+    for name in exercises:
+        print(f"\n{name}")
+        for n, by_name in by_devices.items():
+            tests = by_name.get(name, {}).get("tests", {})
+            distinct = {shape for called in tests.values() for shape in called}
+            if tests:
+                print(f"  {n} devices: {len(tests)} tests, {len(distinct)} distinct inputs")
+            for test, called in tests.items():
+                print(f"    {test}: {'; '.join(called) or 'no call'}")
 
 
 def _row(row: dict) -> str:

@@ -57,10 +57,11 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader import course
-from grader.course import EXERCISES
+from grader.course import BY_NAME, EXERCISES
 from grader.framework import cases
 from grader.grading import grade
 from grader.workers.sandbox import BWRAP, DEFAULT_LIMITS
@@ -199,17 +200,26 @@ def other_styles() -> tuple[str, dict[str, str]]:
                      if isinstance(node, ast.FunctionDef)}
 
 
-def mixed_class(batch: Path, students: int) -> dict[str, int]:
-    """Write the mixed class into ``batch`` (see the module's doc): each change is a code cell
-    added at the end of its lesson's notebook (a notebook's cells share their names); how
-    many exercises of each kind it holds."""
+@dataclass
+class Student:
+    """One student of the mixed class: what replaces each changed exercise (the code of a cell
+    that comes after the solution's), and the fixture of tests/submissions/ handed in beside
+    the notebooks, if any."""
+
+    name: str
+    changes: dict[str, str]
+    crash: str | None
+
+
+def mixed_students(students: int) -> tuple[list[Student], dict[str, int], str]:
+    """The mixed class (see the module's doc), the same draw every run; how many exercises of
+    each kind it holds; and the imports every change needs."""
     draw = random.Random(35)
     imports, styles = other_styles()
     kinds = {"reference": 0, "other style": 0, "not done": 0, "wrong": 0, "crashes": 0}
+    drawn = []
     for i in range(students):
-        folder = batch / f"student{i:03d}"
-        shutil.copytree(course.SOLUTIONS, folder)
-        changes: dict[str, list[str]] = {}
+        changes = {}
         for exercise in EXERCISES:
             roll = draw.random()
             if roll < 1 / 6:
@@ -222,18 +232,34 @@ def mixed_class(batch: Path, students: int) -> dict[str, int]:
                 kind, text = "reference", ""
             kinds[kind] += 1
             if text:
-                changes.setdefault(exercise.lesson, [imports]).append(text)
-        for lesson, texts in changes.items():
+                changes[exercise.name] = text
+        crash = CRASHES[i // 6 % len(CRASHES)] if i % 6 == 5 else None
+        kinds["crashes"] += crash is not None
+        drawn.append(Student(f"student{i:03d}", changes, crash))
+    return drawn, kinds, imports
+
+
+def mixed_class(batch: Path, students: int) -> dict[str, int]:
+    """Write the mixed class into ``batch``: each student's changes are a code cell added at
+    the end of its lesson's notebook (a notebook's cells share their names); how many
+    exercises of each kind it holds."""
+    drawn, kinds, imports = mixed_students(students)
+    for student in drawn:
+        folder = batch / student.name
+        shutil.copytree(course.SOLUTIONS, folder)
+        by_lesson: dict[str, list[str]] = {}
+        for name, text in student.changes.items():
+            by_lesson.setdefault(BY_NAME[name].lesson, [imports]).append(text)
+        for lesson, texts in by_lesson.items():
             notebook = folder / f"{lesson}.ipynb"
             content = json.loads(notebook.read_text())
             content["cells"].append({"cell_type": "code", "execution_count": None,
                                      "metadata": {}, "outputs": [],
                                      "source": "\n".join(texts) + "\n"})
             notebook.write_text(json.dumps(content))
-        if i % 6 == 5:
-            crash = CRASHES[i // 6 % len(CRASHES)]
-            shutil.copy(ROOT / "tests" / "submissions" / crash, folder / f"zz_{crash}")
-            kinds["crashes"] += 1
+        if student.crash:
+            fixture = ROOT / "tests" / "submissions" / student.crash
+            shutil.copy(fixture, folder / f"zz_{student.crash}")
     return kinds
 
 
@@ -244,11 +270,11 @@ def mixed(students: int, jobs: int) -> None:
         batch.mkdir()
         kinds = mixed_class(batch, students)
         load_before = os.getloadavg()
-        cpu_before = _cpu_seconds()
+        cpu_before = busy_cpu_seconds()
         start = time.perf_counter()
         results = grade.grade(batch, Path(tmp) / "out", jobs=jobs)
         total = time.perf_counter() - start
-        cpu = _cpu_seconds() - cpu_before
+        cpu = busy_cpu_seconds() - cpu_before
     graded = students * len(EXERCISES)
     print(f"mixed class: {students} students, jobs: {jobs}, cores: {os.cpu_count()}, "
           f"sandbox: {'bubblewrap' if BWRAP else 'none'}")
@@ -264,7 +290,7 @@ def mixed(students: int, jobs: int) -> None:
           f"after {_load(os.getloadavg())}")
 
 
-def _cpu_seconds() -> float:
+def busy_cpu_seconds() -> float:
     """CPU-seconds the whole machine has spent busy since it started (/proc/stat): on an
     otherwise quiet machine, the difference over a batch is the grader's whole process tree,
     sandboxed workers included, whose use no other count sees once they are killed."""

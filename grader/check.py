@@ -38,21 +38,31 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
     wants = {c.id: expected.load().get(c.id, {}).get(str(devices)) for c in public}
     if any(want is None for want in wants.values()):
         return ExerciseResult(name, [_no_expected(c, devices) for c in public], note)
+    return ExerciseResult(name, judge_here(exercise, public, wants, devices), note)
+
+
+def judge_here(fn: Callable, found: list[cases.Case], wants: dict[str, dict],
+               devices: int) -> list[TestResult]:
+    """Run ``found`` on ``fn`` in this process, on its ``devices``, and judge them as the
+    grader judges against ``wants``, the reference's outcomes by case id (a test of how it
+    computes counts once its values are right). ``check`` runs the public cases; the
+    side-by-side benchmark's nbgrader test cells, the hidden ones."""
+    import jax
+
     outcomes, made = {}, {}
-    for found in public:
-        made[found.id] = []
-        outcome = cases.measure(found, exercise, made[found.id])
+    for case in found:
+        made[case.id] = []
+        outcome = cases.measure(case, fn, made[case.id])
         if outcome.get("error", {}).get("type") == "KeyboardInterrupt":
             raise KeyboardInterrupt  # the student pressed stop: stop, not just this test
-        outcomes[found.id] = {devices: outcome}
-    stored = {c.id: {devices: wants[c.id]} for c in public}
+        outcomes[case.id] = {devices: outcome}
+    stored = {c.id: {devices: wants[c.id]} for c in found}
     # the records were made on CPU devices, as the grader grades: another chip's results and
     # temporaries differ from them by more than a program's do
-    if jax.default_backend() == "cpu" and not cases.values_wrong(public, outcomes, stored):
-        for found in public:
-            _compare_programs(outcomes[found.id][devices], made[found.id], wants[found.id])
-    # judged as the grader judges (a test of how it computes counts once its values are right)
-    return ExerciseResult(name, cases.decide_all(public, outcomes, stored), note)
+    if jax.default_backend() == "cpu" and not cases.values_wrong(found, outcomes, stored):
+        for case in found:
+            _compare_programs(outcomes[case.id][devices], made[case.id], wants[case.id])
+    return cases.decide_all(found, outcomes, stored)
 
 
 def _compare_programs(outcome: dict, made: list, want: dict) -> None:

@@ -19,16 +19,18 @@ from grader.workers.sandbox import DEFAULT_LIMITS, DEFAULT_SANDBOX, Limits
 from grader.workers.verification import records
 
 
-def compute(solutions: Path, lesson: str, limits: Limits = DEFAULT_LIMITS) -> dict:
-    """Run the public cases of one lesson on the reference solutions, for every device
-    count stored."""
+def compute(solutions: Path, lesson: str, limits: Limits = DEFAULT_LIMITS,
+            hidden: bool = False, device_counts: Sequence[int] = DEVICE_COUNTS) -> dict:
+    """Run the public cases of one lesson (and the hidden ones, if asked: for the side-by-side
+    benchmark's nbgrader test cells) on the reference solutions, for every device count
+    stored (or those given)."""
     from grader.grading.grade import GradingError
 
-    public = [c for c in cases.load(hidden=False) if BY_NAME[c.exercise].lesson == lesson]
+    chosen = [c for c in cases.load(hidden) if BY_NAME[c.exercise].lesson == lesson]
     sources = submission.load(solutions).sources
-    table: dict[str, dict[str, dict]] = {c.id: {} for c in public}
-    for devices in DEVICE_COUNTS:
-        measured = run(sources, public, devices, limits)
+    table: dict[str, dict[str, dict]] = {c.id: {} for c in chosen}
+    for devices in device_counts:
+        measured = run(sources, chosen, devices, limits)
         for case_id, outcome in measured.outcomes.items():
             if not outcome.get("ok"):
                 raise GradingError(texts.REFERENCE_FAILS.format(case=case_id, devices=devices))
