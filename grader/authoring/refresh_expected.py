@@ -33,7 +33,8 @@ def compute(solutions: Path, lesson: str, limits: Limits = DEFAULT_LIMITS,
         measured = run(sources, chosen, devices, limits)
         for case_id, outcome in measured.outcomes.items():
             if not outcome.get("ok"):
-                raise GradingError(texts.REFERENCE_FAILS.format(case=case_id, devices=devices))
+                raise GradingError(texts.REFERENCE_FAILS.format(
+                    case=case_id, devices=devices, outcome=outcome))
             table[case_id][str(devices)] = outcome
         # what check() compares a student's program with, as the grader does
         for (case_id, where, measure), record in records(

@@ -7,7 +7,7 @@ from __future__ import annotations
 MARKER_UNPAIRED = "a # BEGIN SOLUTION / # END SOLUTION marker has no partner"
 
 # --- the public tests' expected values (grader/authoring/refresh_expected.py) --------------
-REFERENCE_FAILS = "the reference fails {case} on {devices} devices"
+REFERENCE_FAILS = "the reference fails {case} on {devices} devices: {outcome}"
 UNKNOWN_LESSON = "unknown lesson {lesson!r}; lessons: {lessons}"
 
 # --- is the course ready? (grader/authoring/validate.py) ----------------------------------

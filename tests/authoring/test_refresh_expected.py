@@ -9,6 +9,7 @@ from grader import course
 from grader.authoring import refresh_expected
 from grader.course import LESSONS
 from grader.framework import expected
+from grader.grading.grade import GradingError
 
 
 def same(stored, fresh) -> list[str]:
@@ -25,6 +26,17 @@ def test_stored_expected_values_match_the_reference_solutions(lesson):
     fresh = json.loads(refresh_expected.render(refresh_expected.compute(course.SOLUTIONS, lesson)))
     stored = json.loads(expected.path(lesson).read_text())
     assert same(stored, fresh) == []
+
+
+@pytest.mark.slow
+def test_a_reference_that_fails_says_why(tmp_path):
+    """Does a failing reference name the case and what went wrong (the error raised, the
+    function missing, or why no worker could start), not the case alone?"""
+    (tmp_path / "broken.py").write_text(
+        "def is_congruent(shape, blocks):\n    raise ValueError('broken on purpose')\n")
+    reason = "(broken on purpose|no function named)"  # the first case to fail: either
+    with pytest.raises(GradingError, match=rf"fails \S+:\S+ on 1 devices: .*{reason}"):
+        refresh_expected.compute(tmp_path, "01_sharding")
 
 
 def test_stored_values_are_compared_to_the_last_bits_of_a_float_only():
