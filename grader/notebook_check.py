@@ -21,19 +21,23 @@ from grader.course import EXERCISES
 from grader.devices import DEFAULT_DEVICES, use_cpu_devices
 
 
+class NotChecked(Exception):
+    """A notebook named that is no exercise notebook, or cannot be read: its one line."""
+
+
 def check_notebook(path: Path) -> list[str]:
     """Run a notebook's code cells in order (what a cell prints is not shown; a cell that
     raises is named and skipped), then ``check`` each exercise of its lesson; returns the
-    lines to print."""
+    lines to print. Raises :class:`NotChecked` for a notebook that cannot be checked."""
     lesson = path.stem
     names = [e.name for e in EXERCISES if e.lesson == lesson]
     if not names:
-        return [msg.CHECK_NOT_A_LESSON.format(path=path)]
+        raise NotChecked(msg.CHECK_NOT_A_LESSON.format(path=path))
     try:
         cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
                  if c.get("cell_type") == "code"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        return [msg.CHECK_UNREADABLE.format(path=path, why=exc)]
+        raise NotChecked(msg.CHECK_UNREADABLE.format(path=path, why=exc)) from None
     lines, namespace = [f"{path}:"], {"__name__": "__main__"}
     for number, cell in enumerate(cells, start=1):
         source = cell.get("source", "")
@@ -65,15 +69,22 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The public tests of each exercise notebook named in ``argv``."""
+    """The public tests of each exercise notebook named in ``argv``. Exits 1 if a notebook
+    named could not be checked (missing, unreadable, not an exercise notebook), after the
+    others; the tests' results, passed or not, are the notebook's lines, not an error."""
     paths = [Path(arg) for arg in (sys.argv[1:] if argv is None else argv)]
     if not paths:
         print(msg.CHECK_USAGE, file=sys.stderr)
         return 2
     use_cpu_devices(DEFAULT_DEVICES)
+    status = 0
     for path in paths:
-        print("\n".join(check_notebook(path)), flush=True)
-    return 0
+        try:
+            print("\n".join(check_notebook(path)), flush=True)
+        except NotChecked as problem:
+            print(problem, flush=True)
+            status = 1
+    return status
 
 
 if __name__ == "__main__":
