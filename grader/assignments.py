@@ -109,10 +109,32 @@ def _read(path: Path) -> tuple[tzinfo | None, dict[str, Assignment]]:
         reason = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         lines = text.splitlines()
         said = lines[where - 1].strip()[:80] if 0 < where <= len(lines) else ""
+        impossible = _impossible_date(said)
+        if impossible:
+            raise ConfigError(f"{path}:{where}: {impossible}") from None
         raise ConfigError(f"{path}:{where}: not valid TOML: {reason}"
                           + (f" in: {said}" if said else "")) from None
     reader = _Reader(path, text)
     return reader.zone(data.get("timezone")), reader.assignments(data)
+
+
+#: A TOML date or date and time written as a key's value, whatever its numbers.
+_WRITTEN_DATE = re.compile(r"^([\w.-]+)\s*=\s*(\d{4}-\d\d-\d\d(?:[Tt ]\d\d:\d\d(?::\d\d(?:\.\d+)?)?"
+                           r"(?:[Zz]|[+-]\d\d:\d\d)?)?)\s*(?:#.*)?$")
+
+
+def _impossible_date(line: str) -> str | None:
+    """What is wrong with a date that TOML refuses as mere syntax (32 January, month 13,
+    25 o'clock), if the line holds one."""
+    found = _WRITTEN_DATE.match(line)
+    if not found:
+        return None
+    key, value = found.groups()
+    try:
+        datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    except ValueError as exc:
+        return msg.CONFIG_IMPOSSIBLE_DATE.format(key=key, value=value, why=exc)
+    return None
 
 
 class _Reader:

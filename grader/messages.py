@@ -240,6 +240,7 @@ CONFIG_UNKNOWN_NAME = "unknown {kind} {name!r}; the course's: {known}"
 CONFIG_BAD_DATE = (
     "due = {value!r} is not a date and time: write it as 2026-12-04T23:59:00+01:00"
 )
+CONFIG_IMPOSSIBLE_DATE = "{key} = {value} is not a real date ({why})"
 CONFIG_NO_ZONE = (
     "due = {value} has no time zone: add one (2026-12-04T23:59:00+01:00) or set "
     "timezone = \"Area/City\" at the top of the file"

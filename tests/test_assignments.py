@@ -82,8 +82,12 @@ def test_days_late_and_the_percentage_they_cost(days_late, hours, percent):
     ('timezone = "UTC"\n[late]\npercent_per_dya = 5\n', 3,
      "unknown key 'percent_per_dya' in [late]; known keys: percent_per_day, grace_minutes"),
     ('[assignments.a]\nlessons = ["01_sharding"]\ndue = 2027-13-01T00:00:00Z\n', 3,
+     "due = 2027-13-01T00:00:00Z is not a real date (month must be in 1..12)"),
+    ('[assignments.a]\nlessons = ["01_sharding"]\ndue = 2027-01-32  # the last day\n', 3,
+     "due = 2027-01-32 is not a real date (day is out of range for month)"),
+    ('[assignments.a]\nlessons = ["01_sharding"]\ndue = 2027-01-31T23:59:00Z x\n', 3,
      "not valid TOML: Expected newline or end of document after a statement in: due = "
-     "2027-13-01T00:00:00Z"),
+     "2027-01-31T23:59:00Z x"),
     ('timezone = "UTC"\n\n[assignments.a]\nlessons = ["01_sharding"]\ndue = "next friday"\n', 5,
      "due = 'next friday' is not a date and time"),
     ('[assignments.a]\nlessons = ["01_sharding"]\n\ndue = 2027-01-01T00:00:00\n', 4,
