@@ -17,7 +17,7 @@ import sys
 import traceback
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -189,7 +189,7 @@ def grade(
     others = _others(out, exercises, only, by_name, version) if only else {}
     chosen = [by_name[name] for name in (sorted(set(only)) or shard.select(by_name))]
     people = {name: person.to_json() for name, person in (work.roster or {}).items()}
-    batch = Batch(version, repr(limits), shard, tuple(sorted(by_name)),
+    batch = Batch(version, asdict(limits), shard, tuple(sorted(by_name)),
                   work.assignment.name, exercises, people)
     kept = Store(out, f"{version} {limits!r} {' '.join(exercises)}")
     for folder in (out, out / STORE, out / outputs.FEEDBACK):

@@ -86,8 +86,11 @@ def _same_grading(a: Graded, b: Graded) -> None:
     if a.batch.grader != b.batch.grader:
         raise MergeError(texts.MERGE_OTHER_GRADER.format(a=a.folder, b=b.folder))
     if a.batch.limits != b.batch.limits:
+        la, lb = a.batch.limits, b.batch.limits
+        differ = [k for k in sorted(set(la) | set(lb)) if la.get(k) != lb.get(k)]
         raise MergeError(texts.MERGE_OTHER_LIMITS.format(
-            a=a.folder, b=b.folder, la=a.batch.limits, lb=b.batch.limits))
+            a=a.folder, b=b.folder, la=", ".join(f"{k}={la.get(k)}" for k in differ),
+            lb=", ".join(f"{k}={lb.get(k)}" for k in differ)))
     if a.batch.shard.count != b.batch.shard.count:
         raise MergeError(texts.MERGE_OTHER_SPLIT.format(
             a=a.folder, sa=a.batch.shard, b=b.folder, sb=b.batch.shard))

@@ -86,7 +86,9 @@ class Batch:
     of each student (id, display name, email)."""
 
     grader: str
-    limits: str
+    limits: dict[str, float]
+    """The limits graded with, by name (:class:`~grader.workers.sandbox.Limits`: seconds,
+    and bytes of memory)."""
     shard: Shard
     names: tuple[str, ...]
     assignment: str = ""
@@ -101,7 +103,10 @@ class Batch:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Batch:
         names, exercises = data["class"], data.get("exercises", [e.name for e in EXERCISES])
-        people = data.get("roster") or {}
+        people, limits = data.get("roster") or {}, data["limits"]
+        if not (isinstance(limits, dict) and all(
+                isinstance(v, int | float) and not isinstance(v, bool) for v in limits.values())):
+            raise TypeError(texts.BATCH_BAD_LIMITS)
         if not all(isinstance(n, list) and all(isinstance(x, str) for x in n)
                    for n in (names, exercises)):
             raise TypeError(texts.BATCH_NOT_NAMES)
@@ -109,7 +114,8 @@ class Batch:
                 isinstance(p, dict) and all(isinstance(v, str) for v in p.values())
                 for p in people.values())):
             raise TypeError(texts.BATCH_BAD_ROSTER)
-        return cls(str(data["grader"]), str(data["limits"]), Shard.parse(data["shard"]),
+        return cls(str(data["grader"]), {str(k): v for k, v in limits.items()},
+                   Shard.parse(data["shard"]),
                    tuple(names), str(data.get("assignment") or ""), tuple(exercises), people)
 
 

@@ -58,6 +58,7 @@ WARN_STORE_CHANGED = (
     "results"
 )
 BATCH_NOT_NAMES = "the class or the exercises are not a list of names"
+BATCH_BAD_LIMITS = "the limits are not a table of names to numbers"
 BATCH_BAD_ROSTER = "the roster is not a table of names to id, display name and email"
 NO_SOLUTIONS = "the reference solutions folder {solutions} does not exist"
 SOLUTIONS_UNREADABLE = "cannot read the reference solutions: {problems}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import grade, outputs, submission
 from grader.grading.outputs import Batch, Shard
 from grader.grading.roster import Person
+from grader.workers.sandbox import Limits
 
 PREFIX = "python -m grader: error: "
 # Names sort as Python sorts strings: capitals before lower case.
@@ -107,7 +109,9 @@ def test_a_slice_grades_and_records_only_its_students(fake_grading, class_folder
     assert report["shard"] == "2/3"
     assert report["class"] == sorted(CLASS)
     assert list(report["students"]) == ["ann", "eve"]
-    assert len(report["grader"]) == 64 and report["limits"].startswith("Limits(")
+    assert len(report["grader"]) == 64
+    assert report["limits"] == {"exercise": 60.0, "cell": 60.0, "start": 120.0,
+                                "memory": 4 * 2**30, "run": 900.0}  # data, not a repr
     rows = (out / "gradebook.csv").read_text().splitlines()
     assert [row.split(",")[0] for row in rows[1:]] == ["ann", "eve"]
     assert sorted(p.name for p in (out / "feedback").iterdir()) == [
@@ -154,9 +158,11 @@ def fake_result_of(student: str, points: float) -> StudentResult:
 
 
 def write_slice(out: Path, k: int, n: int, points: dict[str, float], *, grader: str = "g" * 64,
-                limits: str = "Limits()", roster: tuple[str, ...] = ("ann", "bob", "cid")) -> Path:
+                limits: dict | None = None,
+                roster: tuple[str, ...] = ("ann", "bob", "cid")) -> Path:
     """An output folder as `grade --shard k/n` writes it, holding ``points``' students."""
     results = [fake_result_of(name, p) for name, p in points.items()]
+    limits = asdict(Limits()) if limits is None else limits
     outputs.write(out, results, Batch(grader, limits, Shard(k, n), roster))
     return out
 
@@ -212,10 +218,10 @@ def test_slices_from_different_graders_are_refused(capsys, good, tmp_path):
 
 def test_slices_graded_with_different_limits_are_refused(capsys, good, tmp_path):
     """Is a slice graded with another --timeout or --memory refused?"""
-    other = write_slice(tmp_path / "o", 2, 2, {"bob": 0}, limits="Limits(exercise=5)")
+    other = write_slice(tmp_path / "o", 2, 2, {"bob": 0}, limits=asdict(Limits(exercise=5)))
     assert refused(capsys, good[0], other, "--out", tmp_path / "m") == (
-        f"{good[0]} and {other} were graded with different limits (Limits() and "
-        "Limits(exercise=5))")
+        f"{good[0]} and {other} were graded with different limits (exercise=60.0 and "
+        "exercise=5)")
 
 
 def test_slices_of_different_classes_are_refused(capsys, good, tmp_path):
@@ -275,7 +281,7 @@ def test_a_damaged_results_file_is_refused(capsys, good, tmp_path, content, why)
 
 @pytest.mark.parametrize("damage", ["no-shard", "bad-shard", "class-not-names",
                                     "students-not-a-dict", "test-with-unknown-field",
-                                    "points-not-numbers"])
+                                    "points-not-numbers", "limits-a-repr"])
 def test_a_results_file_with_wrong_contents_is_refused(capsys, good, tmp_path, damage):
     """Is a results.json of the wrong shape refused in one line, never a traceback?"""
     path = good[0] / "results.json"
@@ -291,6 +297,8 @@ def test_a_results_file_with_wrong_contents_is_refused(capsys, good, tmp_path, d
         data["students"] = ["ann"]
     elif damage == "test-with-unknown-field":
         test["surprise"] = True
+    elif damage == "limits-a-repr":
+        data["limits"] = "Limits()"
     else:
         test["points"] = "four"
     path.write_text(json.dumps(data))

@@ -120,8 +120,8 @@ def test_a_lone_surrogate_in_a_message_costs_nothing_else(tmp_path):
                StudentResult("bob", {"ring_shift": ExerciseResult("ring_shift", [
                    TestResult("values", 4, 4, "passed", "")])})]
     out = tmp_path / "out"
-    outputs.write(out, results, outputs.Batch("grader", "limits", outputs.Shard(), ("ann", "bob"),
-                                          exercises=("ring_shift",)))
+    outputs.write(out, results, outputs.Batch("grader", {"exercise": 60}, outputs.Shard(),
+                                              ("ann", "bob"), exercises=("ring_shift",)))
     ann = (out / "feedback" / "ann.md").read_bytes().decode("utf-8")
     assert "\\ud800" in ann and "<b>" not in ann
     assert "\\ud800" in (out / "feedback" / "ann.html").read_bytes().decode("utf-8")
