@@ -146,6 +146,9 @@ class StudentResult:
     late: Late | None = None
     #: On the roster, but handed nothing in (each exercise "not found", 0 points).
     missing: bool = False
+    #: What of the hand-in could not be read (a file, or nothing to grade at all): also among
+    #: ``problems``, and named in the batch's summary, since its zeros are no answers.
+    unreadable: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> float:
@@ -184,6 +187,7 @@ class StudentResult:
             "standing": self.standing,
             "late": asdict(self.late) if self.late else None,
             "problems": self.problems,
+            "unreadable": self.unreadable,
             "exercises": {name: e.to_json() for name, e in self.exercises.items()},
         }
 
@@ -196,7 +200,8 @@ class StudentResult:
         }
         late = Late(**data["late"]) if data.get("late") else None
         return cls(student, exercises, list(data.get("problems", [])), late=late,
-                   missing=data.get("standing") == msg.MISSING)
+                   missing=data.get("standing") == msg.MISSING,
+                   unreadable=[str(p) for p in data.get("unreadable", [])])
 
 
 def _num(x: float) -> str:

@@ -112,7 +112,7 @@ def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
         notes = notes[:MAX_PROBLEMS] + [msg.MSG_MORE_PROBLEMS.format(count=len(notes) -
                                                                       MAX_PROBLEMS)]
     unfinished = next((r.unfinished for r in runs.values() if r.unfinished), None)
-    return StudentResult(student, exercises, notes, unfinished)
+    return StudentResult(student, exercises, notes, unfinished, unreadable=list(problems))
 
 
 def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],

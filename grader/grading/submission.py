@@ -109,6 +109,8 @@ def load(entry: Path) -> Submission:
             submission.sources += read_sources(file, label)
         except (OSError, ValueError) as exc:
             submission.problems.append(msg.MSG_FILE_UNREADABLE.format(file=label, why=exc))
+    if not files and not submission.problems:
+        submission.problems.append(texts.NOTHING_TO_GRADE)
     return submission
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from grader import messages as msg
 from grader.framework.results import ExerciseResult, StudentResult
-from grader.grading import texts
+from grader.grading import safe, texts
 from grader.palette import status_colour
 
 #: How many of the most failed exercises the command line lists.
@@ -91,9 +91,22 @@ def most_failed(results: Sequence[StudentResult], shown: int = SHOWN) -> list[Ta
     return [t for t in tallies(results) if t.failures][:shown]
 
 
+def unreadable(results: Sequence[StudentResult]) -> list[str]:
+    """One line per student whose hand-in the grader could not read, whole or in part: its
+    zeros are no answers, so the batch names them (each student's feedback says more)."""
+    return [texts.SUMMARY_UNREADABLE.format(student=safe.line(r.student),
+                                            what=safe.line("; ".join(r.unreadable))[:200])
+            for r in results if r.unreadable]
+
+
 def text(results: Sequence[StudentResult]) -> str:
-    """A few lines for the terminal: the spread of the totals and the most failed exercises."""
+    """A few lines for the terminal: the spread of the totals, the hand-ins that could not be
+    read, and the most failed exercises."""
     lines = [_spread(results)]
+    cannot = unreadable(results)
+    if cannot:
+        lines.append(texts.SUMMARY_UNREADABLE_HEADING.format(count=len(cannot)))
+        lines += [f"  {line}" for line in cannot]
     worst = most_failed(results)
     if worst:
         lines.append("most failed (of the students who handed the exercise in):")
@@ -106,8 +119,12 @@ def text(results: Sequence[StudentResult]) -> str:
 def markdown(results: Sequence[StudentResult], figure: str) -> str:
     """``summary.md``: the spread of the totals, the figure, and every exercise handed in
     with its counts, the most failed first."""
-    lines = ["# Summary of the batch", "", _spread(results), "",
-             f"![Score distribution and the exercises most students failed]({figure})", "",
+    lines = ["# Summary of the batch", "", _spread(results), ""]
+    cannot = unreadable(results)
+    if cannot:
+        lines += [f"**{texts.SUMMARY_UNREADABLE_HEADING.format(count=len(cannot))}**", "",
+                  *(f"- {safe.markdown(line)}" for line in cannot), ""]
+    lines += [f"![Score distribution and the exercises most students failed]({figure})", "",
              "## Exercises most students failed", "", texts.SUMMARY_RATE_DEFINITION, ""]
     found = tallies(results)
     if not found:

@@ -39,6 +39,10 @@ FILE_NOT_REGULAR = "not a regular file"
 NOTEBOOK_FORMAT = (
     "notebook format {found!r} is not supported (4 is): open it in Jupyter and save it again"
 )
+NOTHING_TO_GRADE = (
+    "nothing to grade: no notebook (.ipynb) or Python file (.py) was handed in (hidden files "
+    "and folders are left out)"
+)
 FILE_BINARY = "it is a binary file, not code"
 NOTEBOOK_TOO_MANY_ITEMS = (
     "over {most:,} JSON values: clear its outputs (Edit > Clear Outputs of All Cells), save, and "
@@ -130,6 +134,11 @@ SUMMARY_FAILURE = (
     "{exercise}: {failures} of {handed_in} ({rate:.0%}) without full marks "
     "({failed} failed, {partial} partly)"
 )
+SUMMARY_UNREADABLE_HEADING = (
+    "{count} hand-in(s) the grader could not read, whole or in part (their zeros are no "
+    "answers):"
+)
+SUMMARY_UNREADABLE = "{student}: {what}"
 SUMMARY_NOTHING_FAILED = "every student who handed an exercise in got full marks for it"
 SUMMARY_NOTHING_HANDED_IN = "no exercise was handed in"
 SUMMARY_RATE_DEFINITION = (

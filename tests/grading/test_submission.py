@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.grading import submission
+from grader.grading import submission, texts
 
 
 def notebook(*cells, nbformat: int = 4) -> str:
@@ -70,6 +70,19 @@ def test_a_folder_skips_hidden_files_checkpoints_and_other_files(tmp_path):
     loaded = submission.load(entry)
     assert sources(loaded) == [("work.py", "w = 1\n")]
     assert loaded.problems == []
+
+
+@pytest.mark.parametrize("files", [(), ("notes.txt",), (".hidden.py", "data.json")])
+def test_a_folder_with_nothing_to_grade_says_so(tmp_path, files):
+    """Is a folder with no notebook or Python file (empty, other files, hidden code only) a
+    problem that says so (it was graded 0 'on time' with no word)?"""
+    entry = tmp_path / "eve"
+    entry.mkdir()
+    for name in files:
+        write(entry / name, "x = 1\n")
+    loaded = submission.load(entry)
+    assert loaded.sources == []
+    assert loaded.problems == [texts.NOTHING_TO_GRADE]
 
 
 def test_a_single_py_file_is_one_source(tmp_path):

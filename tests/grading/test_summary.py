@@ -111,6 +111,28 @@ def test_a_class_that_passed_everything_and_an_empty_class_say_so():
     assert "no exercise was handed in" in summary.markdown([], figure="summary.png")
 
 
+def test_hand_ins_that_could_not_be_read_are_named_in_the_terminal_and_the_markdown():
+    """Are students whose hand-in could not be read (a corrupt notebook, nothing to grade)
+    named with the reason, where they looked like any zero before; and is a reason holding
+    HTML shown as text (safe.markdown)?"""
+    corrupt = StudentResult("cy", {"ring_shift": exercise("ring_shift", "not found")},
+                            unreadable=["cy.ipynb: not a valid notebook (invalid JSON)"])
+    empty = StudentResult("eve", {"ring_shift": exercise("ring_shift", "not found")},
+                          unreadable=["a **bold** <b>claim</b>"])
+    lines = summary.text([*CLASS, corrupt, empty]).splitlines()
+    assert lines[1:4] == [
+        "2 hand-in(s) the grader could not read, whole or in part (their zeros are no "
+        "answers):",
+        "  cy: cy.ipynb: not a valid notebook (invalid JSON)",
+        "  eve: a **bold** <b>claim</b>"]
+    page = summary.markdown([*CLASS, corrupt, empty], figure="summary.png")
+    assert "- cy: cy.ipynb: not a valid notebook (invalid JSON)" in page
+    assert "<b>" not in page and "- eve: a **bold** &lt;b>claim&lt;/b>" in page
+    assert "could not read" not in summary.text(CLASS)
+    again = StudentResult.from_json("cy", corrupt.to_json())
+    assert again.unreadable == corrupt.unreadable  # kept in results.json and the store
+
+
 def read_png(data: bytes) -> Image.Image:
     assert data.startswith(PNG_SIGNATURE)
     image = Image.open(io.BytesIO(data))
