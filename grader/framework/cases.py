@@ -303,7 +303,8 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None, brief: 
         kind = str(error.get("type", "an error"))
         kind = kind if len(kind) <= TYPE_NAME else kind[:TYPE_NAME - 3] + "..."
         text = msg.MSG_RAISED.format(name=name, type=kind, message=_shorten(full, limit))
-        return msg.ERROR, text, error_hint(full, str(error.get("where", ""))), None, None
+        hint = error_hint(full, str(error.get("where", "")), str(error.get("type", "")))
+        return msg.ERROR, text, hint, None, None
     if want is None or not want.get("ok"):
         problem = (want or {}).get("error", {}).get("message", "no reference result")
         return msg.ERROR, msg.MSG_REFERENCE_FAILED.format(problem=problem), None, None, None

@@ -54,10 +54,14 @@ ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def error_hint(message: str, where: str = "") -> str | None:
+def error_hint(message: str, where: str = "", kind: str = "") -> str | None:
     """The hint for an exception's text, if it is one of the usual mistakes; ``where`` is the
     innermost frame of its traceback ("file, line"), which tells pmap's errors apart from
-    jit's (:data:`grader.hints.common.PMAP_FRAME`)."""
+    jit's (:data:`grader.hints.common.PMAP_FRAME`); ``kind``, the exception's type: an
+    AssertionError with no text is what JAX raises for a collective's unknown axis name (its
+    frames are filtered out of the traceback, so the text and the type are all there is)."""
+    if kind == "AssertionError" and not message.strip():
+        return common.HINT_AXIS_NAME_SILENT
     first = common.PMAP_ERRORS if common.PMAP_FRAME.search(where) else ()
     for pattern, hint in (*first, *ERROR_HINTS):
         if pattern.search(message):

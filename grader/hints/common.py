@@ -19,6 +19,12 @@ HINT_AXIS_NAME = (
     "A collective names an axis that is not in scope: the axis_name of the collective must "
     "match the mesh axis (shard_map) or the axis_name given to pmap."
 )
+HINT_AXIS_NAME_SILENT = (
+    "An AssertionError with no message: unless an assert of yours raised it, it is what JAX "
+    "0.10 raises inside shard_map for a collective (psum, pmean, ppermute, ...) whose axis "
+    "name is not one of the mesh's axes. Check each collective's axis name against "
+    "mesh.axis_names."
+)
 HINT_RESHARD = (
     "On an Explicit mesh (jax.make_mesh makes Explicit axes unless told otherwise), shard_map "
     "does not move data for you: each input must already have the sharding its in_specs entry "

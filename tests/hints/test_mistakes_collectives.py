@@ -52,6 +52,13 @@ def gives_a_1d_array_a_2d_spec(x):
                          in_specs=P("data", None), out_specs=P())(x)
 
 
+@mistake("shard_map_psum", common.HINT_AXIS_NAME_SILENT)
+def sums_over_an_axis_the_mesh_does_not_have(x):
+    mesh = Mesh(jax.devices()[:1], ("data",))
+    return jax.shard_map(lambda b: jax.lax.psum(jnp.sum(b), "devices"), mesh=mesh,
+                         in_specs=P("data"), out_specs=P())(x)
+
+
 # --- pmap_scaled_sum ------------------------------------------------------------------------
 @mistake("pmap_scaled_sum", hints.HINT_FORGOT_DOUBLING)
 def forgets_to_double(data):
@@ -211,6 +218,13 @@ mistake("ring_shift", hints.HINT_WRONG_DIRECTION, "sends_to_i_minus_1")(
     shift_with(lambda n: [(i, (i - 1) % n) for i in range(n)]))
 mistake("ring_shift", hints.HINT_RING_NO_WRAP, "no_wrap_round")(
     shift_with(lambda n: [(i, i + 1) for i in range(n - 1)]))
+
+
+@mistake("ring_shift", common.HINT_AXIS_NAME_SILENT)
+def shifts_along_an_axis_the_mesh_does_not_have(x):
+    pairs = ring(jax.device_count())
+    return jax.shard_map(lambda b: jax.lax.ppermute(b, "devices", pairs), mesh=data_mesh(),
+                         in_specs=P("data"), out_specs=P("data"))(x)
 
 
 # --- global_max_normalize -------------------------------------------------------------------
