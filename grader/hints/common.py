@@ -21,9 +21,9 @@ HINT_AXIS_NAME = (
 )
 HINT_AXIS_NAME_SILENT = (
     "An AssertionError with no message: unless an assert of yours raised it, it is what JAX "
-    "0.10 raises inside shard_map for a collective (psum, pmean, ppermute, ...) whose axis "
-    "name is not one of the mesh's axes. Check each collective's axis name against "
-    "mesh.axis_names."
+    "(0.10 and 0.11) raises inside shard_map for a collective (psum, pmean, ppermute, ...) "
+    "whose axis name is not one of the mesh's axes. Check each collective's axis name "
+    "against mesh.axis_names."
 )
 HINT_RESHARD = (
     "On an Explicit mesh (jax.make_mesh makes Explicit axes unless told otherwise), shard_map "
