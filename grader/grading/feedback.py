@@ -21,6 +21,27 @@ def mark(status: str) -> str:
     return _MARK.get(status, FAILURE_MARK)
 
 
+#: How each status is marked on the HTML page: a small drawing in the status's colour (a
+#: tick, half a disc, a ring, a cross), since the emoji of the Markdown show as empty boxes
+#: where no emoji font is installed.
+_SHAPE = {
+    msg.PASSED: '<path d="M2 6.5l2.5 2.5L10 3" fill="none" stroke="{c}" stroke-width="2"/>',
+    msg.PARTIAL: '<circle cx="6" cy="6" r="4.5" fill="none" stroke="{c}" stroke-width="1.5"/>'
+                 '<path d="M6 1.5a4.5 4.5 0 0 1 0 9z" fill="{c}"/>',
+    msg.NOT_ATTEMPTED: '<circle cx="6" cy="6" r="4.5" fill="none" stroke="{c}" '
+                       'stroke-width="1.5"/>',
+}
+_SHAPE[msg.NOT_FOUND] = _SHAPE[msg.NOT_ATTEMPTED]
+_FAILURE_SHAPE = '<path d="M3 3l6 6M9 3l-6 6" stroke="{c}" stroke-width="2"/>'
+
+
+def html_mark(status: str) -> str:
+    """The page's mark of a status: an inline drawing, no font needed."""
+    shape = _SHAPE.get(status, _FAILURE_SHAPE).format(c=status_colour(status))
+    return (f'<svg width="12" height="12" viewBox="0 0 12 12" aria-hidden="true">{shape}'
+            "</svg>")
+
+
 def points_line(result: StudentResult) -> str:
     """The total as the student should read it: with the late penalty, when there is one."""
     line = f"Total: {result.final:g} / {result.max_total:g} points"
@@ -93,7 +114,7 @@ def page(result: StudentResult) -> str:
     e = safe.html
     rows = "".join(
         f'<tr><td><a href="#{e(x.name)}"><code>{e(x.name)}</code></a></td>'
-        f'<td style="color:{status_colour(x.status)};font-weight:bold">{mark(x.status)} '
+        f'<td style="color:{status_colour(x.status)};font-weight:bold">{html_mark(x.status)} '
         f"{e(x.status)}</td><td>{x.points:g} / {x.max_points:g}</td></tr>"
         for x in result.exercises.values())
     problems = "".join(f"<li>{e(p)}</li>" for p in result.problems)
