@@ -168,9 +168,10 @@ def _histogram(axes, results: Sequence[StudentResult]) -> None:
     top = max((r.max_total for r in results), default=0.0) or 1.0
     axes.hist(totals, bins=max(1, min(30, round(top))), range=(0, top),
               color=status_colour(msg.NOT_ATTEMPTED))
-    axes.axvline(top, color=status_colour(msg.PASSED), linestyle="--", linewidth=2)
-    axes.text(top, 1.0, f"maximum {top:g} ", transform=axes.get_xaxis_transform(),
-              rotation=90, ha="right", va="top", color=status_colour(msg.PASSED))
+    axes.axvline(top, color=status_colour(msg.PASSED), linestyle="--", linewidth=2,
+                 label=f"full marks: {top:g}")
+    # where it covers the fewest bars (a label on the line covered the full marks' bar)
+    axes.legend(loc="best")
     axes.set(title=f"Total points of {len(results)} student(s)", xlabel="total points",
              ylabel="students", xlim=(0, top * 1.05))
     axes.yaxis.get_major_locator().set_params(integer=True)

@@ -133,6 +133,21 @@ def test_hand_ins_that_could_not_be_read_are_named_in_the_terminal_and_the_markd
     assert again.unreadable == corrupt.unreadable  # kept in results.json and the store
 
 
+@pytest.mark.parametrize("points", [[4, 4, 4, 4], [0, 0, 4, 4], [0, 1, 2, 3, 4]])
+def test_the_full_marks_label_covers_no_bar(points):
+    """Is the full-marks line's label drawn clear of every bar, the full marks' bar too (it was
+    drawn over it)?"""
+    results = [student(f"s{i}", ring_shift=("passed" if p == 4 else "partial", p))
+               for i, p in enumerate(points)]
+    drawn = summary.figure(results)
+    drawn.canvas.draw()
+    axes = drawn.axes[0]
+    label = axes.get_legend().get_window_extent()
+    assert axes.get_legend().get_texts()[0].get_text() == "full marks: 4"
+    bars = [bar for bar in axes.patches if bar.get_height() > 0]
+    assert bars and not any(label.overlaps(bar.get_window_extent()) for bar in bars)
+
+
 def read_png(data: bytes) -> Image.Image:
     assert data.startswith(PNG_SIGNATURE)
     image = Image.open(io.BytesIO(data))
