@@ -13,7 +13,9 @@ from pathlib import Path
 
 from grader import messages as msg
 
-#: The exit status of a command that cannot run as asked (argparse's own).
+#: The exit status of a command that cannot do what it was asked (argparse's own): bad
+#: arguments or input, files it cannot read or write, solutions that fail, no sandbox. Every
+#: command says why in one line. (1 is a result, not an error: `validate` found problems.)
 USAGE_ERROR = 2
 #: The exit status after Ctrl-C or SIGTERM, as a shell reports an interrupted program.
 INTERRUPTED = 130
@@ -86,8 +88,7 @@ def grade(args: argparse.Namespace) -> int:
                 only=args.student,
             )
     except grade.GradingError as exc:
-        print(msg.CLI_ERROR.format(message=exc), file=sys.stderr)
-        return 1
+        return _fail(str(exc))
     except (KeyboardInterrupt, process.Stopped):
         print(msg.INTERRUPTED.format(out=args.out), file=sys.stderr)
         return INTERRUPTED

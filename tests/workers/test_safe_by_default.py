@@ -35,7 +35,7 @@ def test_without_bubblewrap_grading_is_refused_in_one_line(tmp_path):
     write_base(batch / "ada")
     done = grade_in_a_process(batch, tmp_path / "out", "--assignment", LESSON,
                               path=str(tmp_path / "no-programs-here"))
-    assert done.returncode == 1
+    assert done.returncode == 2  # as every error that stops a command (verbs.USAGE_ERROR)
     said = [line for line in done.stderr.splitlines() if line.startswith("python -m grader")]
     assert said == ["python -m grader: error: " + msg.NO_SANDBOX.format(why=msg.BWRAP_MISSING)]
     assert "--no-sandbox" in said[0] and "apt-get install bubblewrap" in said[0]
