@@ -69,9 +69,10 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """The public tests of each exercise notebook named in ``argv``. Exits 1 if a notebook
+    """The public tests of each exercise notebook named in ``argv``. Exits 2 if a notebook
     named could not be checked (missing, unreadable, not an exercise notebook), after the
-    others; the tests' results, passed or not, are the notebook's lines, not an error."""
+    others, as the grader's commands do for input they cannot read; the tests' results,
+    passed or not, are the notebook's lines, not an error."""
     paths = [Path(arg) for arg in (sys.argv[1:] if argv is None else argv)]
     if not paths:
         print(msg.CHECK_USAGE, file=sys.stderr)
@@ -83,7 +84,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\n".join(check_notebook(path)), flush=True)
         except NotChecked as problem:
             print(problem, flush=True)
-            status = 1
+            status = 2
     return status
 
 

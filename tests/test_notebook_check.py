@@ -42,15 +42,15 @@ def test_a_students_notebook_is_checked_exercise_by_exercise(tmp_path):
     assert not any("noise" in line for line in lines)
 
 
-def test_what_is_not_an_exercise_notebook_is_one_line_and_exits_1(tmp_path, capsys):
+def test_what_is_not_an_exercise_notebook_is_one_line_and_exits_2(tmp_path, capsys):
     """Is a notebook that cannot be checked one line, the others still checked, and the exit
-    status 1 (`make check NOTEBOOK=missing.ipynb` exited 0)?"""
+    status 2 (`make check NOTEBOOK=missing.ipynb` exited 0)?"""
     shutil.copy(ROOT / "README.md", tmp_path / "notes.ipynb")
     broken = tmp_path / "03_collectives.ipynb"
     broken.write_text("{ not json")
     missing = tmp_path / "04_prng.ipynb"
     assert notebook_check.main([str(tmp_path / "notes.ipynb"), str(broken), str(missing),
-                                str(tmp_path / "missing.ipynb")]) == 1
+                                str(tmp_path / "missing.ipynb")]) == 2
     out = capsys.readouterr().out.splitlines()
     assert out[0] == msg.CHECK_NOT_A_LESSON.format(path=tmp_path / "notes.ipynb")
     assert out[1].startswith(f"{broken}: cannot be read as a notebook")
