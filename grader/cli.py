@@ -71,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
                         help=" or ".join(", ".join(FORMATS).rsplit(", ", 1)))
     export.add_argument("--to", type=Path, default=None,
                         help="the file to write (default: OUT/FORMAT.csv)")
+    export.add_argument("--column", default=None,
+                        help="the points column's name (default: the assignment's); for "
+                             "Canvas, an existing assignment's column title as its gradebook "
+                             "export writes it, such as 'Lesson 3 (12345)', or Canvas makes "
+                             "a new assignment")
 
     verbs.add_parser("generate", help="write exercises/ from solutions/")
     verbs.add_parser("validate", help="check that solutions score full marks, stubs zero, "

@@ -154,13 +154,19 @@ def _show(results, similar, out: Path) -> None:
 def export(args: argparse.Namespace) -> int:
     """``export OUT --format F``: the gradebook in the columns of an LMS's import."""
     from grader.grading import export as exporting
-    from grader.grading import texts
+    from grader.grading import safe, texts
 
     try:
-        where, count = exporting.export(args.out, args.form, args.to)
+        where, count, unmatched = exporting.export(args.out, args.form, args.to, args.column)
     except (exporting.ExportError, OSError) as exc:
         return _fail(str(exc))
     print(texts.EXPORT_WROTE.format(where=where, count=count, form=args.form))
+    if unmatched:
+        shown = ", ".join(safe.line(n) for n in unmatched[:10])
+        print(texts.EXPORT_UNMATCHED.format(
+            count=len(unmatched), keys=" or ".join(exporting.MATCHED_BY[args.form]),
+            form=args.form, names=shown + (", ..." if len(unmatched) > 10 else "")),
+            file=sys.stderr)
     return 0
 
 

@@ -3,13 +3,15 @@ folder (its ``results.json``) in the columns a learning management system import
 
 One row per student, those on the roster who handed in nothing included (0 points); the
 points are the total that counts, after any late penalty. Students are identified from the
-roster given to ``grade`` (id, display name, email; without a roster, by their entry name):
+roster given to ``grade`` (id, display name, email; without a roster, by their entry name,
+which no LMS matches: those students are returned, for the command line to name them):
 
 - **canvas**: Canvas's gradebook import, the columns of its own gradebook export:
   ``Student, ID, SIS User ID, SIS Login ID, Section``, then one column named after the
-  assignment (a name Canvas does not know yet creates the assignment), and a first row
-  ``Points Possible`` with its maximum. The roster's ``id`` goes to ``SIS User ID``, which
-  Canvas matches students by when ``ID`` (its internal number) is empty.
+  assignment or ``--column`` (a name Canvas does not know yet creates the assignment), and
+  a first row ``Points Possible`` with its maximum. The roster's ``id`` goes to
+  ``SIS User ID``, which Canvas matches students by when ``ID`` (its internal number) is
+  empty.
 - **moodle**: Moodle's "Import grades, CSV file": ``Full name, ID number, Email address``,
   then the assignment's points and a feedback column; on import, identify users by email
   address or ID number, and map the points column to a grade item.
@@ -33,9 +35,12 @@ class ExportError(Exception):
     """The folder cannot be exported; the message says why."""
 
 
-def export(out: Path, form: str, to: Path | None = None) -> tuple[Path, int]:
-    """Write ``out``'s gradebook in format ``form`` to ``to`` (default ``OUT/<form>.csv``);
-    returns where, and how many students."""
+def export(out: Path, form: str, to: Path | None = None,
+           column: str | None = None) -> tuple[Path, int, list[str]]:
+    """Write ``out``'s gradebook in format ``form`` to ``to`` (default ``OUT/<form>.csv``),
+    the points in a column named ``column`` (default: the assignment's name); returns where,
+    how many students, and those the LMS cannot match (no id on the roster, and for Moodle no
+    email either): their rows are written all the same, for the instructor to complete."""
     if form not in FORMATS:
         raise ExportError(texts.EXPORT_UNKNOWN_FORMAT.format(form=form, known=", ".join(FORMATS)))
     try:
@@ -44,14 +49,17 @@ def export(out: Path, form: str, to: Path | None = None) -> tuple[Path, int]:
         raise ExportError(str(exc)) from None
     if graded.batch.shard.count > 1:
         raise ExportError(texts.EXPORT_A_SLICE.format(out=out, shard=graded.batch.shard))
-    title = graded.batch.assignment or texts.EXPORT_WHOLE_COURSE
-    rows = WRITERS[form](sorted(graded.results, key=lambda r: r.student), title,
-                         graded.batch.people)
+    title = column or graded.batch.assignment or texts.EXPORT_WHOLE_COURSE
+    results = sorted(graded.results, key=lambda r: r.student)
+    rows = WRITERS[form](results, title, graded.batch.people)
     text = io.StringIO()
     csv.writer(text, lineterminator="\n").writerows(safe.csv_rows(rows))
     target = to or out / f"{form}.csv"
     write_atomic(target, text.getvalue())
-    return target, len(graded.results)
+    keys = MATCHED_BY.get(form, ())
+    unmatched = [r.student for r in results if keys and not any(
+        _person(r, graded.batch.people)[key] for key in keys)]
+    return target, len(graded.results), unmatched
 
 
 def _person(result: StudentResult, people: dict[str, dict[str, str]]) -> dict[str, str]:
@@ -108,4 +116,6 @@ def _comment(r: StudentResult) -> str:
 #: its error for an unknown format read it).
 WRITERS: dict[str, Callable[..., list[list[str]]]] = {
     "canvas": canvas, "moodle": moodle, "csv": plain}
+#: What each LMS matches a row to one of its students by (the roster's fields).
+MATCHED_BY: dict[str, tuple[str, ...]] = {"canvas": ("id",), "moodle": ("id", "email")}
 FORMATS = tuple(WRITERS)

@@ -20,6 +20,10 @@ WRITE_FAILED = "cannot write the results to {out}: {why}"
 BAD_LIMITS = "--jobs, --timeout and --total-timeout must be positive, --memory at least 256 (MiB)"
 WROTE_OUTPUTS = "\nwrote {files}"
 EXPORT_WROTE = "wrote {where}: {count} student(s), {form} format"
+EXPORT_UNMATCHED = (
+    "warning: {count} student(s) with no {keys} on the roster, which {form} cannot match to "
+    "its students (their rows are written: fill them in, or grade with --roster): {names}"
+)
 
 # --- reading a submission (grader/grading/submission.py) ----------------------------------
 FILE_TOO_LARGE = "larger than {mib:g} MiB"

@@ -4,6 +4,7 @@ plain CSV, for a small class with a late submission and a student who handed not
 from __future__ import annotations
 
 import csv
+import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
@@ -42,8 +43,8 @@ def rows(path):
 
 def test_canvas_gets_its_gradebook_columns_and_a_points_possible_row(graded):
     out, results = graded
-    where, count = export.export(out, "canvas")
-    assert where == out / "canvas.csv" and count == 3
+    where, count, unmatched = export.export(out, "canvas")
+    assert where == out / "canvas.csv" and count == 3 and unmatched == []
     top = max(r.max_total for r in results.values())
     assert rows(where) == [
         ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "03_collectives"],
@@ -55,7 +56,7 @@ def test_canvas_gets_its_gradebook_columns_and_a_points_possible_row(graded):
 
 def test_moodle_gets_ids_emails_points_and_a_feedback_line(graded):
     out, results = graded
-    where, _ = export.export(out, "moodle")
+    where, _, _ = export.export(out, "moodle")
     top = f"{results['ann'].max_total:g}"
     assert rows(where) == [
         ["Full name", "ID number", "Email address", "03_collectives",
@@ -68,7 +69,7 @@ def test_moodle_gets_ids_emails_points_and_a_feedback_line(graded):
 
 def test_plain_csv_has_everything(graded, tmp_path):
     out, results = graded
-    where, _ = export.export(out, "csv", tmp_path / "grades.csv")
+    where, _, _ = export.export(out, "csv", tmp_path / "grades.csv")
     table = rows(where)
     assert table[0] == ["student", "id", "display_name", "email", "assignment", "points",
                         "penalty", "total", "max", "standing", "submitted_at"]
@@ -79,13 +80,36 @@ def test_plain_csv_has_everything(graded, tmp_path):
                              "0", "0", f"{results['dan'].max_total:g}", "missing"]
 
 
-def test_without_a_roster_students_are_their_entry_names(tmp_path, monkeypatch):
+def test_without_a_roster_students_are_their_entry_names_and_a_warning(
+        tmp_path, monkeypatch, capsys):
+    """Are students with no id written by their entry names, and named in a warning since
+    Canvas cannot match them (they were exported with empty ids and no word)?"""
     stand_in.use(monkeypatch)
     batch = stand_in.make_class(tmp_path / "class", {"ann": 4})
     grade.grade(batch, tmp_path / "out", jobs=1)
-    where, _ = export.export(tmp_path / "out", "canvas")
+    where, _, unmatched = export.export(tmp_path / "out", "canvas")
     assert rows(where)[2] == ["ann", "", "", "", "", "4"]
     assert rows(where)[0][-1] == "course"
+    assert unmatched == ["ann"]
+    assert cli.main(["export", str(tmp_path / "out"), "--format", "moodle"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["warning: 1 student(s) with no id or email on the roster, which moodle "
+                   "cannot match to its students (their rows are written: fill them in, or "
+                   "grade with --roster): ann"]
+
+
+def test_a_student_not_on_the_roster_is_named_and_the_column_can_be_named(graded, tmp_path):
+    """Is a graded student missing from the roster reported as one Canvas cannot match, and
+    does --column name the points column (a name Canvas does not know makes a new
+    assignment)?"""
+    out, _ = graded
+    data = json.loads((out / "results.json").read_text())
+    del data["roster"]["bob"]
+    (out / "results.json").write_text(json.dumps(data))
+    where, _, unmatched = export.export(out, "canvas", column="Lesson 3 (12345)")
+    assert unmatched == ["bob"]
+    assert rows(where)[0][-1] == "Lesson 3 (12345)"
+    assert rows(where)[3] == ["bob", "", "", "", "", "1"]
 
 
 @pytest.mark.parametrize(("args", "says"), [
