@@ -112,7 +112,8 @@ def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
         notes = notes[:MAX_PROBLEMS] + [msg.MSG_MORE_PROBLEMS.format(count=len(notes) -
                                                                       MAX_PROBLEMS)]
     unfinished = next((r.unfinished for r in runs.values() if r.unfinished), None)
-    return StudentResult(student, exercises, notes, unfinished, unreadable=list(problems))
+    return StudentResult(student, exercises, notes, unfinished,
+                         unreadable=list(problems)[:MAX_PROBLEMS])
 
 
 def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
