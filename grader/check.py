@@ -1,4 +1,5 @@
-"""``check(fn)``: the public tests of one exercise, run in the student's own kernel.
+"""``check(fn)``: the public tests of one exercise, run in the student's own kernel and, on
+the grader's other device counts, in a process of its own (:mod:`grader.check_elsewhere`).
 
 Expected values come from the stored file of :mod:`grader.framework.expected`; from a terminal,
 :mod:`grader.notebook_check` runs it on each exercise of a notebook.
@@ -9,15 +10,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from grader import check_elsewhere
 from grader import messages as msg
-from grader.course import BY_NAME
+from grader.course import ALL_DEVICE_COUNTS, BY_NAME
 from grader.devices import DEFAULT_DEVICES, WORKER_ENV
 from grader.framework import cases, expected
 from grader.framework.results import ExerciseResult, TestResult
 
 
 def check(exercise: Callable | str) -> ExerciseResult | None:
-    """Run the public tests of an exercise on this kernel's devices and show the result.
+    """Run the public tests of an exercise on this kernel's devices and show the result;
+    where they all pass, run them on the grader's other device counts as well, in a process
+    of CPU devices of its own (:mod:`grader.check_elsewhere`).
 
     Pass the function you wrote (``check(shard_map_psum)``). Inside the grader this does
     nothing and returns None: grading never depends on it.
@@ -33,20 +37,54 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
     if isinstance(exercise, str):
         raise TypeError(msg.CHECK_PASS_FUNCTION.format(name=name))
     devices = jax.device_count()
-    note = _other_devices(name, devices)
     public = cases.for_exercise(name, hidden=False)
-    wants = {c.id: expected.load().get(c.id, {}).get(str(devices)) for c in public}
-    if any(want is None for want in wants.values()):
+    counts = [devices, *(n for n in BY_NAME[name].device_counts if n != devices)]
+    wants = {c.id: {n: expected.load().get(c.id, {}).get(str(n)) for n in counts}
+             for c in public}
+    if any(want[devices] is None for want in wants.values()):
+        note = _other_devices(name, devices, [devices])
         return ExerciseResult(name, [_no_expected(c, devices) for c in public], note)
-    return ExerciseResult(name, judge_here(exercise, public, wants, devices), note)
+    for n in ALL_DEVICE_COUNTS:  # ready for the exercises that the grader runs on them
+        if n != devices:
+            check_elsewhere.started(n)
+    elsewhere, unrun = {}, []
+    for n in counts[1:]:  # started first: they run while this kernel runs its own
+        try:
+            elsewhere[n] = check_elsewhere.Run(exercise, name, n)
+        except check_elsewhere.CannotRun as why:
+            unrun.append(msg.CHECK_NOT_RUN_ELSEWHERE.format(devices=n, why=why))
+    try:
+        found = {devices: measure_here(exercise, public,
+                                       {i: w[devices] for i, w in wants.items()}, devices)}
+        results = _decide(public, found, wants)
+        if any(r.status != msg.PASSED for r in results):  # the first failure is shown
+            return ExerciseResult(name, results, _other_devices(name, devices, [devices]))
+        for n in list(elsewhere):
+            try:
+                found[n] = elsewhere.pop(n).outcomes()
+            except check_elsewhere.CannotRun as why:
+                unrun.append(msg.CHECK_NOT_RUN_ELSEWHERE.format(devices=n, why=why))
+    finally:
+        for run in elsewhere.values():  # not waited for
+            run.cancel()
+    note = " ".join([*filter(None, [_other_devices(name, devices, list(found))]), *unrun])
+    return ExerciseResult(name, _decide(public, found, wants), note or None)
 
 
-def judge_here(fn: Callable, found: list[cases.Case], wants: dict[str, dict],
-               devices: int) -> list[TestResult]:
-    """Run ``found`` on ``fn`` in this process, on its ``devices``, and judge them as the
-    grader judges against ``wants``, the reference's outcomes by case id (a test of how it
-    computes counts once its values are right). ``check`` runs the public cases; the
-    side-by-side benchmark's nbgrader test cells, the hidden ones."""
+def _decide(public: list[cases.Case], outcomes: dict[int, dict[str, dict]],
+            wants: dict[str, dict[int, dict]]) -> list:
+    """Judge the public tests from their outcomes by device count, then case id."""
+    return cases.decide_all(public, {c.id: {n: got[c.id] for n, got in outcomes.items()}
+                                     for c in public},
+                            {c.id: {n: wants[c.id][n] for n in outcomes} for c in public})
+
+
+def measure_here(fn: Callable, found: list[cases.Case], wants: dict[str, dict],
+                 devices: int) -> dict[str, dict]:
+    """Run ``found`` on ``fn`` in this process, on its ``devices``: the outcome of each by
+    case id, a program measured by a test of how it computes compared with the reference's
+    in ``wants`` (its outcomes by case id), as the grader compares them, once the function's
+    values are right."""
     import jax
 
     outcomes, made = {}, {}
@@ -55,14 +93,24 @@ def judge_here(fn: Callable, found: list[cases.Case], wants: dict[str, dict],
         outcome = cases.measure(case, fn, made[case.id])
         if outcome.get("error", {}).get("type") == "KeyboardInterrupt":
             raise KeyboardInterrupt  # the student pressed stop: stop, not just this test
-        outcomes[case.id] = {devices: outcome}
-    stored = {c.id: {devices: wants[c.id]} for c in found}
+        outcomes[case.id] = outcome
     # the records were made on CPU devices, as the grader grades: another chip's results and
     # temporaries differ from them by more than a program's do
-    if jax.default_backend() == "cpu" and not cases.values_wrong(found, outcomes, stored):
+    if jax.default_backend() == "cpu" and not cases.values_wrong(
+            found, {i: {devices: o} for i, o in outcomes.items()},
+            {c.id: {devices: wants[c.id]} for c in found}):
         for case in found:
-            _compare_programs(outcomes[case.id][devices], made[case.id], wants[case.id])
-    return cases.decide_all(found, outcomes, stored)
+            _compare_programs(outcomes[case.id], made[case.id], wants[case.id])
+    return outcomes
+
+
+def judge_here(fn: Callable, found: list[cases.Case], wants: dict[str, dict],
+               devices: int) -> list[TestResult]:
+    """Run ``found`` on ``fn`` in this process, on its ``devices``, and judge them as the
+    grader judges against ``wants``, the reference's outcomes by case id (the side-by-side
+    benchmark's nbgrader test cells run the hidden cases so)."""
+    outcomes = measure_here(fn, found, wants, devices)
+    return _decide(found, {devices: outcomes}, {c.id: {devices: wants[c.id]} for c in found})
 
 
 def _compare_programs(outcome: dict, made: list, want: dict) -> None:
@@ -81,11 +129,14 @@ def _compare_programs(outcome: dict, made: list, want: dict) -> None:
             return
 
 
-def _other_devices(name: str, devices: int) -> str | None:
-    """What to say when this kernel has other devices than the grader grades on."""
-    if devices == DEFAULT_DEVICES:
-        return None
+def _other_devices(name: str, devices: int, run: list[int]) -> str | None:
+    """What to say when the grader grades this exercise on device counts that were not
+    ``run``: the kernel's own ``devices`` differs from them and no other process ran them."""
     graded = BY_NAME[name].device_counts
+    if set(graded) <= set(run):
+        return None
+    if devices in graded:
+        return None  # those left out are said one by one, with why
     return msg.CHECK_OTHER_DEVICES.format(
         devices=devices, graded=" and ".join(map(str, graded)), default=DEFAULT_DEVICES)
 

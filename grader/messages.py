@@ -86,6 +86,9 @@ CHECK_OTHER_DEVICES = (
     "{graded} devices: run the notebook's first cell (it asks for {default}) in a fresh "
     "kernel (Kernel > Restart Kernel) to check it as it will be graded"
 )
+CHECK_NOT_RUN_ELSEWHERE = (
+    "Not checked on {devices} devices, where the grader runs it too: {why}."
+)
 MSG_NO_EXPECTED = (
     "no expected values are stored for {devices} device(s); run the first cell of the "
     "notebook (it asks for {default} devices) and restart the kernel if needed"

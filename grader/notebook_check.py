@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import linecache
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,9 +43,13 @@ def check_notebook(path: Path) -> list[str]:
     for number, cell in enumerate(cells, start=1):
         source = cell.get("source", "")
         code = "".join(source) if isinstance(source, list) else str(source)
+        where = f"{path.name}, code cell {number}"
+        # kept where inspect finds it, as IPython keeps a cell: check sends a function's
+        # source to the process of the grader's other device count
+        linecache.cache[where] = (len(code), None, code.splitlines(True), where)
         try:
             with contextlib.redirect_stdout(io.StringIO()):
-                exec(compile(code, f"{path.name}, code cell {number}", "exec"), namespace)
+                exec(compile(code, where, "exec"), namespace)
         except KeyboardInterrupt:
             raise
         except BaseException as exc:  # noqa: BLE001 - the student's cell, reported and skipped
@@ -58,8 +63,10 @@ def check_notebook(path: Path) -> list[str]:
         result = check(found)
         passed += result.status == msg.PASSED
         text = str(result)
-        brief = result.status in (msg.PASSED, msg.NOT_ATTEMPTED, msg.NOT_FOUND)
-        lines.append("  " + (text.splitlines()[0] if brief else text.replace("\n", "\n  ")))
+        if result.status in (msg.PASSED, msg.NOT_ATTEMPTED, msg.NOT_FOUND):  # and its note
+            text = "\n".join(line for i, line in enumerate(text.splitlines())
+                             if i == 0 or line.lstrip().startswith("note:"))
+        lines.append("  " + text.replace("\n", "\n  "))
     lines.append(msg.CHECK_SUMMARY.format(passed=passed, total=len(names)))
     return lines
 

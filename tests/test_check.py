@@ -21,7 +21,7 @@ from jax.sharding import PartitionSpec as P
 
 from grader import messages as msg
 from grader.check import check
-from grader.course import EXERCISES
+from grader.course import BY_NAME, EXERCISES
 from grader.devices import WORKER_ENV
 from grader.framework import cases, expected
 from grader.hints import collectives, common, error_hint
@@ -53,7 +53,8 @@ def test_a_correct_function_passes_every_public_test(correct_results, name):
     assert [t.test for t in result.tests] == [c.name for c in public]
     assert result.status == msg.PASSED, str(result)
     assert result.points == result.max_points == sum(c.points for c in public) > 0
-    assert all(t.devices == [jax.device_count()] for t in result.tests)
+    graded = sorted(BY_NAME[name].device_counts, reverse=True)  # the others in a process
+    assert all(t.devices == graded for t in result.tests)
 
 
 @pytest.mark.parametrize("name", sorted(CORRECT))
@@ -231,20 +232,24 @@ def test_a_long_error_message_is_cut_after_a_whole_sentence():
 
 
 def test_a_kernel_with_other_devices_than_the_grader_is_told_so():
-    """On a kernel whose set-up cell did not give it 8 devices, does check still run the
-    public tests but say on how many devices the grader runs that exercise?"""
+    """On a kernel whose set-up cell did not give it 8 devices, does check run the public
+    tests on the kernel's device and on the grader's counts, or, where it stops at a failure
+    on the kernel's, say on how many devices the grader runs that exercise?"""
     code = ("import jax\njax.config.update('jax_num_cpu_devices', 1)\n"
             "from alternatives import CORRECT\nfrom grader.check import check\n"
             "for name in ('shard_map_psum', 'ring_shift'):\n"
-            "    print(check(CORRECT[name]))\n    print(check(CORRECT[name])._repr_html_())\n")
+            "    print(check(CORRECT[name]))\n    print(check(CORRECT[name])._repr_html_())\n"
+            "def ring_shift(x):\n    raise ValueError('not on one device')\n"
+            "print(check(ring_shift))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True, cwd=Path(__file__).parent)
     said = done.stdout
     assert "shard_map_psum: passed" in said and "ring_shift: passed" in said
-    assert said.count("checked on this kernel's 1 device(s)") == 2
-    assert "the grader runs this exercise on 8 devices" in said  # shard_map_psum: 8 only
-    assert "the grader runs this exercise on 8 and 2 devices" in said  # ring_shift: all counts
-    assert said.count("<b>Note:</b>") == 2
+    assert said.count("[8, 1 devices]: passed") == 2  # shard_map_psum: graded on 8 only
+    assert said.count("[8, 2, 1 devices]: passed") == 2  # ring_shift: all counts
+    assert said.count("checked on this kernel's 1 device(s)") == 1  # the failure here
+    assert "the grader runs this exercise on 8 and 2 devices" in said
+    assert said.count("<b>Note:</b>") == 0
 
 
 def test_a_kernel_with_the_graders_devices_gets_no_note(correct_results):

@@ -57,3 +57,23 @@ def test_what_is_not_an_exercise_notebook_is_one_line_and_exits_2(tmp_path, caps
     assert out[2].startswith(f"{missing}: cannot be read as a notebook")
     assert out[3] == msg.CHECK_NOT_A_LESSON.format(path=tmp_path / "missing.ipynb")
     assert notebook_check.main([]) == 2
+
+
+def test_a_function_right_on_8_devices_only_fails_as_the_grader_fails_it(tmp_path):
+    """Is each exercise also checked on the grader's other device count (its source sent
+    from the notebook's cell), so that a dot product on a mesh of 8 devices fails?"""
+    notebook = json.loads((EXERCISE_NOTEBOOKS / "03_collectives.ipynb").read_text())
+    (dot,) = [c for c in notebook["cells"]
+              if "".join(c["source"]).startswith("def distributed_dot")]
+    dot["source"] = ("def distributed_dot(v1, v2):\n"
+                     "    mesh = jax.make_mesh((8,), ('data',), axis_types=(AxisType.Auto,))\n"
+                     "    local = lambda a, b: jax.lax.psum(jnp.vdot(a, b), 'data')\n"
+                     "    return jax.shard_map(local, mesh=mesh, in_specs=(P('data'), P('data')),"
+                     " out_specs=P())(v1, v2)\n")
+    dot["source"] = "from jax.sharding import AxisType\n\n" + dot["source"]
+    path = tmp_path / "03_collectives.ipynb"
+    path.write_text(json.dumps(notebook))
+    said = "\n".join(notebook_check.check_notebook(path))
+    assert "distributed_dot: failed (0/2)" in said
+    assert "dot_of_two_small_arrays [2 devices]: error" in said
+    assert "Number of devices 2 must be >= the product of mesh_shape (8,)" in said

@@ -207,7 +207,9 @@ def decide(found: Case, outcomes: dict[int, dict], wants: dict[int, dict],
         status, message, hint, got_text, want_text = _judge_one(found, name, outcome, want,
                                                                 brief)
         if status != msg.PASSED and index > 0 and status in (msg.FAILED, msg.ERROR):
-            hint = common.HINT_DEVICE_COUNT  # right on the first device count, wrong on another
+            # right on the first device count, wrong on another: unless the outcome itself
+            # names the mistake, the likeliest is a fixed device count
+            hint = hint or common.HINT_DEVICE_COUNT
         if status != msg.PASSED:
             return TestResult(
                 test=found.name,

@@ -42,7 +42,8 @@ class ExerciseResult:
 
     name: str
     tests: list[TestResult]
-    #: Said above the tests (``check`` says so when it ran on other devices than the grader).
+    #: Said above the tests: ``check`` says so when it ran on other devices than the grader, or
+    #: could not run on some of them.
     note: str | None = None
 
     @property

@@ -110,8 +110,10 @@ def show(program: Callable, *args: Any, **options: Any) -> None:
 def ship(program: Callable) -> str:
     """Python source that defines ``program`` in a fresh interpreter: the imports, constants
     and notebook functions it uses, then its own source."""
-    if not isinstance(program, types.FunctionType) or program.__name__ == "<lambda>":
+    if not isinstance(program, types.FunctionType):
         raise TypeError(texts.MSG_CLUSTER_NOT_A_FUNCTION.format(kind=type(program).__name__))
+    if program.__code__.co_name == "<lambda>":  # whatever name it was given since
+        raise TypeError(texts.MSG_CLUSTER_NOT_A_FUNCTION.format(kind="lambda"))
     imports: dict[str, str] = {}
     constants: dict[str, str] = {}
     sources: dict[str, str] = {}

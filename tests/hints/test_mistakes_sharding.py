@@ -10,7 +10,7 @@ import math
 import jax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, assert_passes_without_hint, hidden_result, lesson_tests
+from mistakes import Mistakes, assert_only_hint, hidden_result, lesson_tests
 
 from grader import messages as msg
 from grader.course import EXERCISES
@@ -296,14 +296,15 @@ def sets_the_device_count_itself(global_shape, mesh_shape, spec):
     return shard_shape(global_shape, mesh_shape, spec)
 
 
-def test_a_block_map_of_slice_ends_gets_the_none_hint_from_the_grader():
+def test_a_block_map_of_slice_ends_gets_the_none_hint_in_check_and_from_the_grader():
     """(start, stop) read off each slice is right wherever every dimension is split, as in
-    check()'s test; a dimension copied on every device has slice(None, None): does the
-    grader's test of such an array fail it with the hint about None?"""
+    check()'s test on 8 devices; a dimension whole on every device has slice(None, None): on
+    2 devices (where check() runs its test too) and in the grader's test of an array copied
+    along x. Does each fail it with the hint about None?"""
     def block_map(x):
         return {shard.device.id: tuple((part.start, part.stop) for part in shard.index)
                 for shard in x.addressable_shards}
 
-    assert_passes_without_hint(block_map)
+    assert_only_hint(block_map, hints.HINT_BLOCK_MAP_NONE)
     wrong = hidden_result("block_map:columns_copied_along_x", block_map, CORRECT["block_map"])
     assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_BLOCK_MAP_NONE

@@ -212,6 +212,15 @@ def test_a_value_that_cannot_travel_is_refused_before_launching():
         cluster.ship(uses_table)
 
 
+def test_a_lambda_is_refused_whatever_name_it_was_given():
+    """Is a lambda refused as one even when renamed (inspect would give the source of the
+    whole expression around it, which is no definition)?"""
+    scaled = lambda x: x * SCALE  # noqa: E731 - the lambda under test
+    scaled.__name__ = "scaled"
+    with pytest.raises(TypeError, match="not a lambda"):
+        cluster.ship(scaled)
+
+
 # --- grading in several processes -------------------------------------------------------------
 @pytest.mark.slow
 def test_grading_runs_the_functions_in_two_real_processes(tmp_path, monkeypatch):
