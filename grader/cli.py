@@ -64,6 +64,20 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("slices", type=Path, nargs="+", help="the output folder of each slice")
     merge.add_argument("--out", type=Path, required=True, help="folder for the whole gradebook")
 
+    collect = verbs.add_parser("collect", help="unpack an LMS's download of submissions "
+                               "(Canvas's or Moodle's zip) into a folder per student")
+    collect.add_argument("download", type=Path, help="the zip the LMS gave")
+    collect.add_argument("--to", type=Path, required=True,
+                         help="a new or empty folder: the submissions folder for `grade`")
+    collect.add_argument("--roster", type=Path, default=None, metavar="CSV",
+                         help="the class list: a student whose lms_id is the download's id "
+                         "gets their roster name")
+    collect.add_argument("--lms", choices=("canvas", "moodle"), default=None,
+                         help="which LMS made the download (default: read off its names)")
+    collect.add_argument("--config", type=Path, default=None, metavar="TOML",
+                         help="the course config, for the roster's extension columns "
+                         "(default: course.toml of the course)")
+
     export = verbs.add_parser("export", help="write the gradebook of an output folder for a "
                               "learning management system to import")
     export.add_argument("out", type=Path, help="an output folder of `grade` (or `merge`)")

@@ -151,6 +151,36 @@ def _show(results, similar, out: Path) -> None:
                                                      for name in outputs.WRITTEN)))
 
 
+def collect(args: argparse.Namespace) -> int:
+    """``collect DOWNLOAD --to DIR``: an LMS's download of submissions, a folder per student."""
+    from grader import assignments
+    from grader.grading import collect as collecting
+    from grader.grading import roster, safe, texts
+
+    config = args.config or assignments.CONFIG
+    try:
+        known = assignments.load(config) if args.roster and config.exists() else {}
+        people = roster.read_roster(args.roster, tuple(known)) if args.roster else None
+        done = collecting.collect(args.download, args.to, people, args.lms)
+    except (collecting.CollectError, roster.RosterError, assignments.ConfigError,
+            OSError) as exc:
+        return _fail(str(exc))
+    students = done.students.values()
+    print(texts.COLLECT_DONE.format(students=len(students), lms=done.lms.capitalize(),
+                                    to=safe.line(args.to),
+                                    files=sum(len(s.files) for s in students)))
+    if done.left_out:
+        print(texts.COLLECT_LEFT_OUT.format(count=len(done.left_out),
+                                            manifest=safe.line(args.to / "lms.csv")),
+              file=sys.stderr)
+    if people is not None:
+        strangers = sorted(s.name for s in students if s.name not in people)
+        if strangers:
+            print(texts.COLLECT_NOT_ON_ROSTER.format(names=", ".join(
+                safe.line(n) for n in strangers)), file=sys.stderr)
+    return 0
+
+
 def export(args: argparse.Namespace) -> int:
     """``export OUT --format F``: the gradebook in the columns of an LMS's import."""
     from grader.grading import export as exporting

@@ -2,6 +2,7 @@
 
 The **roster** (``--roster FILE``, CSV with a header) lists the students: ``name`` (the name
 of their entry in the submissions folder), and optionally ``id``, ``display_name``, ``email``,
+``lms_id`` (the id an LMS's download of submissions names them by: :mod:`collect`),
 ``extension_days`` (days added to every due date) and ``extension_days:ASSIGNMENT`` (days
 added to that assignment's, instead). Someone on it who handed in nothing gets a row with zero
 points, "missing"; a submission whose name is not on it is graded, and named in a warning.
@@ -27,7 +28,7 @@ from grader.framework.results import ExerciseResult, Late, StudentResult, TestRe
 from grader.grading import texts
 from grader.grading.store import files_of
 
-COLUMNS = ("name", "id", "display_name", "email", "extension_days")
+COLUMNS = ("name", "id", "display_name", "email", "lms_id", "extension_days")
 EXTENSION = "extension_days"
 
 
@@ -45,6 +46,9 @@ class Person:
     email: str = ""
     #: Days added to due dates: under "" for every assignment, else under its name.
     extensions: dict[str, float] = field(default_factory=dict)
+    #: The id the LMS's download of submissions names them by (Canvas's user id, Moodle's
+    #: participant id): ``collect`` names their folder after them by it.
+    lms_id: str = ""
 
     def extension(self, assignment: str) -> timedelta:
         days = self.extensions.get(assignment, self.extensions.get("", 0.0))
@@ -106,7 +110,8 @@ def read_roster(path: Path, assignments: tuple[str, ...] = ()) -> dict[str, Pers
                         column=column, value=row[column]))
                 extensions[column.removeprefix(EXTENSION).removeprefix(":")] = days
         people[name] = Person(name, *((row.get(c) or "").strip()
-                                      for c in ("id", "display_name", "email")), extensions)
+                                      for c in ("id", "display_name", "email")), extensions,
+                              (row.get("lms_id") or "").strip())
     return people
 
 

@@ -201,3 +201,23 @@ MERGE_INCOMPLETE = (
 )
 MERGE_STRANGERS = "results for {students}, who are not in the class the slices were cut from"
 MERGE_INTO_A_SLICE = "--out {out} is one of the slices: merge into another folder"
+
+# --- collect: an LMS's download of submissions (collect.py) ---------------------------------
+COLLECT_NOT_EMPTY = (
+    "{to} is not an empty folder: collect into a new one, so that nothing is mixed"
+)
+COLLECT_NOT_A_ZIP = "{path} cannot be read as a zip ({why})"
+COLLECT_TOO_MANY = "{path} holds more than {most} entries"
+COLLECT_NOT_A_SUBMISSION = "named as no Canvas or Moodle submission is"
+COLLECT_BAD_ZIP = "a zip that cannot be read ({why})"
+COLLECT_ZIP_TOO_MANY = "a zip of more than {most} entries"
+COLLECT_NOT_A_NOTEBOOK = "not a notebook or .py file"
+COLLECT_UNREADABLE = "cannot be read ({why})"
+COLLECT_MEMBER_TOO_LARGE = "larger than {mib:g} MiB"
+COLLECT_TOTAL_TOO_LARGE = "past the {gib:g} GiB written in all"
+COLLECT_REPLACED = "an earlier copy, replaced by {entry}"
+COLLECT_DONE = "{students} student(s) from a {lms} download into {to}/ ({files} file(s))"
+COLLECT_LEFT_OUT = "{count} entr(ies) of the download not written, each with why, in {manifest}"
+COLLECT_NOT_ON_ROSTER = (
+    "not matched to the roster by lms_id, so named from the download: {names}"
+)

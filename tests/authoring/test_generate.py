@@ -200,20 +200,26 @@ def test_lessons_also_run_on_fewer_devices(path, devices):
 
 def check_outputs(notebook: nbformat.NotebookNode) -> list[str]:
     """The status each check(...) cell displayed."""
-    statuses = []
-    for cell in notebook.cells:
-        if cell.cell_type == "code" and cell.source.startswith("check("):
-            html = "".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
-            statuses.append(html.split('data-status="', 1)[1].split('"', 1)[0])
-    return statuses
+    return [html.split('data-status="', 1)[1].split('"', 1)[0]
+            for html in check_pages(notebook)]
+
+
+def check_pages(notebook: nbformat.NotebookNode) -> list[str]:
+    """The HTML each check(...) cell displayed."""
+    return ["".join(o.get("data", {}).get("text/html", "") for o in cell.outputs)
+            for cell in notebook.cells
+            if cell.cell_type == "code" and cell.source.startswith("check(")]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("path", SOLVED, ids=lambda p: p.name)
 def test_solution_notebooks_run_and_pass_their_checks(path):
-    """Does each solved notebook run top to bottom, every check showing "passed"?"""
-    statuses = check_outputs(run_notebook(path))
-    assert statuses and set(statuses) == {"passed"}
+    """Does each solved notebook run top to bottom, every check showing "passed", each on
+    every device count the grader uses (none left out with a note)?"""
+    pages = check_pages(run_notebook(path))
+    assert pages and {page.split('data-status="', 1)[1].split('"', 1)[0]
+                      for page in pages} == {"passed"}
+    assert not [page for page in pages if "Not checked on" in page]
 
 
 @pytest.mark.slow
