@@ -24,6 +24,7 @@ answering on the file descriptor ``FD``, ending with the process ``PARENT``.
 from __future__ import annotations
 
 import atexit
+import inspect
 import json
 import os
 import selectors
@@ -176,8 +177,9 @@ class Run:
             raise CannotRun(str(exc)) from None
         self.devices = devices
         self.process = started(devices)
+        defined = inspect.unwrap(fn).__code__.co_name  # the def's name, under decorators
         self.number = self._ask(self.process.send, {"name": name, "source": source,
-                                                    "function": fn.__code__.co_name})
+                                                    "function": defined})
 
     def outcomes(self) -> dict[str, dict]:
         """The outcome of each public test, by case id, measured as

@@ -158,3 +158,14 @@ def test_an_exercise_graded_on_8_devices_only_is_run_here_only(monkeypatch):
 
     result = check(is_congruent)
     assert result.points == result.max_points and result.note is None
+
+
+@jax.jit
+def jitted_dot(v1, v2):
+    return _dot(Mesh(jax.devices(), ("data",)), v1, v2)
+
+
+def test_a_jitted_function_travels_with_its_decorator():
+    """sharded_dropout's solution is a def under @jax.jit: sent with the decorator."""
+    result = check(named_dot(jitted_dot))
+    assert result.points == 2 and [t.devices for t in result.tests] == [[8, 2], [8, 2]]

@@ -109,9 +109,12 @@ def show(program: Callable, *args: Any, **options: Any) -> None:
 
 def ship(program: Callable) -> str:
     """Python source that defines ``program`` in a fresh interpreter: the imports, constants
-    and notebook functions it uses, then its own source."""
+    and notebook functions it uses, then its own source (a decorated function's, such as one
+    under ``@jax.jit``, with its decorators)."""
+    kind = type(program).__name__
+    program = inspect.unwrap(program)  # a decorated def (jax.jit): its source has the decorator
     if not isinstance(program, types.FunctionType):
-        raise TypeError(texts.MSG_CLUSTER_NOT_A_FUNCTION.format(kind=type(program).__name__))
+        raise TypeError(texts.MSG_CLUSTER_NOT_A_FUNCTION.format(kind=kind))
     if program.__code__.co_name == "<lambda>":  # whatever name it was given since
         raise TypeError(texts.MSG_CLUSTER_NOT_A_FUNCTION.format(kind="lambda"))
     imports: dict[str, str] = {}
