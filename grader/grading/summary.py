@@ -12,13 +12,16 @@ outcome is drawn in the colour the notebook's feedback gives its status
 (:func:`grader.palette.status_colour`). The failure rate of an exercise is the share of the
 students who handed it in and failed it; an exercise that nobody handed in has no rate and is
 left out. Totals are those that count, after any late penalty; students on the roster who
-handed nothing in are left out of the figures and counted in the first line.
+handed nothing in are left out of the figures and counted in the first line. ``summary.md``
+then lists every test that a student who handed its exercise in failed, with the hint most of
+them were given: the class's commonest mistake on it.
 """
 
 from __future__ import annotations
 
 import io
 import statistics
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -86,6 +89,47 @@ def tallies(results: Sequence[StudentResult]) -> list[Tally]:
     )
 
 
+@dataclass(frozen=True)
+class TestTally:
+    """How the students who handed an exercise in did on one of its tests, and the hint most
+    of those who failed it were given (the mistake most of them made, as far as the hints
+    tell), with how many were given it."""
+
+    __test__ = False  # not a pytest test class, whatever its name
+
+    exercise: str
+    test: str
+    hidden: bool
+    passed: int
+    failed: int
+    hint: str | None
+    hinted: int
+
+
+def test_tallies(results: Sequence[StudentResult]) -> list[TestTally]:
+    """Every test that a student who handed its exercise in failed, the most failed first
+    (then in course order)."""
+    seen: dict[tuple[str, str], list] = {}
+    for result in _handed_in(results):
+        for name, exercise in result.exercises.items():
+            if outcome(exercise) == "absent":
+                continue
+            for test in exercise.tests:
+                tally = seen.setdefault((name, test.test), [test.hidden, 0, []])
+                if test.status == msg.PASSED:
+                    tally[1] += 1
+                else:
+                    tally[2].append(test.hint)
+    found = []
+    for (name, test), (hidden, passed, hints) in seen.items():
+        given = Counter(h for h in hints if h)
+        hint, hinted = given.most_common(1)[0] if given else (None, 0)
+        found.append(TestTally(name, test, hidden, passed, len(hints), hint, hinted))
+    order = {key: i for i, key in enumerate(seen)}
+    return sorted((t for t in found if t.failed),
+                  key=lambda t: (-t.failed, order[t.exercise, t.test]))
+
+
 def most_failed(results: Sequence[StudentResult], shown: int = SHOWN) -> list[Tally]:
     """The exercises at least one student failed, the most failed first, at most ``shown``."""
     return [t for t in tallies(results) if t.failures][:shown]
@@ -133,7 +177,20 @@ def markdown(results: Sequence[StudentResult], figure: str) -> str:
               "| --- | ---: | ---: | ---: | ---: | ---: |"]
     lines += [f"| `{t.exercise}` | {t.failed} | {t.partial} | {t.passed} | {t.absent} | "
               f"{t.failure_rate:.0%} |" for t in found]
+    tests = test_tallies(results)
+    if tests:
+        lines += ["", "## Tests the students failed", "", texts.SUMMARY_TESTS_DEFINITION, "",
+                  "| exercise | test | hidden | failed | passed | the hint most of them got |",
+                  "| --- | --- | --- | ---: | ---: | --- |"]
+        lines += [f"| `{t.exercise}` | `{t.test}` | {'yes' if t.hidden else ''} | {t.failed} "
+                  f"| {t.passed} | {_hint(t)} |" for t in tests]
     return "\n".join(lines) + "\n"
+
+
+def _hint(t: TestTally) -> str:
+    if not t.hint:
+        return ""
+    return f"{safe.markdown(t.hint)} ({t.hinted} of {t.failed})"
 
 
 def png(results: Sequence[StudentResult]) -> bytes:

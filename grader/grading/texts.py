@@ -145,6 +145,10 @@ SUMMARY_UNREADABLE_HEADING = (
 SUMMARY_UNREADABLE = "{student}: {what}"
 SUMMARY_NOTHING_FAILED = "every student who handed an exercise in got full marks for it"
 SUMMARY_NOTHING_HANDED_IN = "no exercise was handed in"
+SUMMARY_TESTS_DEFINITION = (
+    "Each test failed by a student who handed its exercise in, the most failed first; the "
+    "hint most of them were given names their commonest mistake."
+)
 SUMMARY_RATE_DEFINITION = (
     "Of the students who handed an exercise in (the function is defined and is not the stub), "
     "how many did not get full marks, the most failed first. Exercises nobody handed in are "

@@ -81,13 +81,37 @@ def test_the_markdown_table_gives_every_count():
     assert ("4 student(s), total points out of 20: mean 7.5, median 7, lowest 4, highest 12; "
             "0 with full marks") in text
     assert "![Score distribution and the exercises most students failed](summary.png)" in text
-    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    exercises = text.split("## Tests")[0]
+    rows = [line for line in exercises.splitlines() if line.startswith("| `")]
     assert rows == [
         "| `pmean_update_step` | 1 | 0 | 0 | 3 | 100% |",
         "| `ring_shift` | 1 | 1 | 1 | 1 | 67% |",
         "| `distributed_dot` | 1 | 0 | 2 | 1 | 33% |",
         "| `pmap_scaled_sum` | 0 | 0 | 4 | 0 | 0% |",
     ]
+
+
+def test_each_test_failed_is_listed_with_the_hint_most_of_its_failures_got():
+    """Per test over the class: who failed it (of those who handed the exercise in), who
+    passed it, and the commonest hint, most failed first; not handed in counts nowhere."""
+    def dot(name, values, hint, how):
+        return StudentResult(name, {"distributed_dot": ExerciseResult("distributed_dot", [
+            TestResult("values", 2 * (values == "passed"), 2, values, hint=hint),
+            TestResult("how", 2 * (how == "passed"), 2, how, hidden=True)])})
+
+    forgot, shape = "did you forget the psum | pmean?", "mind the shape"
+    batch = [dot("ann", "failed", forgot, "failed"), dot("bob", "failed", forgot, "passed"),
+             dot("cid", "failed", shape, "passed"), dot("dee", "passed", None, "passed"),
+             StudentResult("eve", {"distributed_dot": exercise("distributed_dot",
+                                                               "not attempted")})]
+    assert summary.test_tallies(batch) == [
+        summary.TestTally("distributed_dot", "values", False, 1, 3, forgot, 2),
+        summary.TestTally("distributed_dot", "how", True, 3, 1, None, 0)]
+    text = summary.markdown(batch, figure="summary.png")
+    rows = [line for line in text.split("## Tests")[1].splitlines() if line.startswith("| `")]
+    assert rows == [
+        "| `distributed_dot` | `values` |  | 3 | 1 | did you forget the psum \\| pmean? (2 of 3) |",
+        "| `distributed_dot` | `how` | yes | 1 | 3 |  |"]
 
 
 def test_the_terminal_text_lists_the_most_failed():
