@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field, replace
@@ -27,11 +28,17 @@ from grader.course import EXERCISES, SOLUTIONS
 from grader.framework import cases as case_registry
 from grader.framework.cases import Case
 from grader.framework.results import ExerciseResult, StudentResult
-from grader.grading import outputs, roster, similarity, submission, texts
+from grader.grading import outputs, roster, safe, similarity, submission, texts
 from grader.grading.outputs import STORE, Batch, Shard, write
 from grader.grading.progress import Progress
 from grader.grading.roster import Person
-from grader.grading.store import Store, grader_fingerprint, remove_leftovers
+from grader.grading.store import (
+    Store,
+    combined,
+    grader_fingerprint,
+    grader_parts,
+    remove_leftovers,
+)
 from grader.workers import compiled, process
 from grader.workers.pool import close_all
 from grader.workers.run import Run
@@ -192,7 +199,8 @@ def grade(
     people = {name: person.to_json() for name, person in (work.roster or {}).items()}
     batch = Batch(version, asdict(limits), shard, tuple(sorted(by_name)),
                   work.assignment.name, exercises, people)
-    kept = Store(out, f"{version} {limits!r} {' '.join(exercises)}")
+    parts = grader_parts(solutions, f"{limits!r} {' '.join(exercises)}")
+    kept = Store(out, combined(parts), parts)
     for folder in (out, out / STORE, out / outputs.FEEDBACK):
         remove_leftovers(folder)
     progress.start(len(chosen))
@@ -207,6 +215,8 @@ def grade(
             results[entry] = stored
             progress.finish(stored, True)
     todo = [e for e in chosen if e not in results]
+    before = _why_again(todo, kept, out, texts.STALE_FORCED if force
+                        else texts.STALE_ASKED if only else None)
     if todo:
         sandbox = Sandbox(private_paths(submissions, out, solutions), use_bwrap=use_sandbox)
         refused = sandbox.problem()  # without the sandbox only on purpose (--no-sandbox)
@@ -226,10 +236,42 @@ def grade(
     if restored:
         print(texts.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),
               file=sys.stderr)
+    _changed(before, results)
     graded = {results[e].student: results[e] for e in chosen} | others
     everyone = standings(graded, by_name, work)
     write(out, everyone, batch, alike(by_name, exercises, solutions))
     return everyone
+
+
+def _why_again(todo: Sequence[Path], kept: Store, out: Path, asked: str | None
+               ) -> dict[Path, StudentResult | None]:
+    """Say why the students of ``todo`` graded before into ``out`` are graded again (one line,
+    each reason with how many it applies to; ``asked``, the option that asked for it, if one
+    did); their earlier results, by entry."""
+    why: Counter[str] = Counter()
+    before = {}
+    for entry in todo:
+        stale = kept.stale(submission.student_name(entry))
+        if stale is not None:
+            reason, before[entry] = stale
+            why[asked or reason] += 1
+    if why:
+        print(texts.REGRADING.format(count=sum(why.values()), out=out, why="; ".join(
+            f"{reason} ({count})" for reason, count in why.most_common())))
+    return before
+
+
+def _changed(before: dict[Path, StudentResult | None], results: dict[Path, StudentResult]
+             ) -> None:
+    """Say whose points the regrade changed, from what to what (before any late penalty)."""
+    if not before:
+        return
+    changes = [f"{safe.line(results[e].student)} {old.total:g} -> {results[e].total:g}"
+               for e, old in sorted(before.items()) if e in results
+               and (old is None or old.total != results[e].total)]
+    print(texts.REGRADED_CHANGED.format(count=len(changes), regraded=len(before),
+                                        changes=", ".join(changes))
+          if changes else texts.REGRADED_SAME.format(regraded=len(before)))
 
 
 def _grade_all(todo: Sequence[Path], cases: Sequence[Case], limits: Limits, sandbox: Sandbox,

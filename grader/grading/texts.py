@@ -225,3 +225,14 @@ COLLECT_LEFT_OUT = "{count} entr(ies) of the download not written, each with why
 COLLECT_NOT_ON_ROSTER = (
     "not matched to the roster by lms_id, so named from the download: {names}"
 )
+
+# --- regrading: why, and whose points changed (store.py, grade.py) --------------------------
+STALE_FILES = "its files changed"
+STALE_PART = "{part} changed"
+STALE_OLDER_GRADER = "an earlier version of the grader graded it"
+STALE_UNREADABLE = "its stored result could not be read"
+STALE_FORCED = "--force"
+STALE_ASKED = "--student"
+REGRADING = "grading again {count} student(s) graded before into {out}: {why}"
+REGRADED_CHANGED = "points changed for {count} of {regraded} student(s) graded again: {changes}"
+REGRADED_SAME = "points unchanged for the {regraded} student(s) graded again"

@@ -342,3 +342,29 @@ def test_regrading_with_another_grader_says_the_class_is_no_longer_graded_alike(
     grade.grade(batch, tmp_path / "out", jobs=1, only=["bob"])
     assert capsys.readouterr().err.splitlines() == [
         texts.WARN_OTHER_GRADER.format(out=tmp_path / "out")]
+
+
+def test_a_regrade_says_why_and_whose_points_changed(tmp_path, monkeypatch, capsys):
+    """Graded again because a file changed, or the hidden tests, or --force: is each reason
+    said with how many it applies to, and whose points changed, from what to what?"""
+    stand_in.use(monkeypatch)
+    batch = stand_in.make_class(tmp_path / "class", {"ann": 4, "bob": 1, "cid": 0})
+    out = tmp_path / "out"
+    grade.grade(batch, out, jobs=1, work=grade.Work(COLLECTIVES))
+    assert "graded before" not in capsys.readouterr().out  # a first grading is no regrade
+    (batch / "bob.py").write_text("3")
+    grade.grade(batch, out, jobs=1, work=grade.Work(COLLECTIVES))
+    said = capsys.readouterr().out
+    assert f"grading again 1 student(s) graded before into {out}: its files changed (1)" in said
+    assert "points changed for 1 of 1 student(s) graded again: bob 1 -> 3" in said
+
+    real = grade.grader_parts
+    monkeypatch.setattr(grade, "grader_parts", lambda *args: {
+        **real(*args), "the hidden tests": "edited"})
+    grade.grade(batch, out, jobs=1, work=grade.Work(COLLECTIVES))
+    said = capsys.readouterr().out
+    assert "grading again 3 student(s) graded before" in said
+    assert "the hidden tests changed (3)" in said
+    assert "points unchanged for the 3 student(s) graded again" in said
+    grade.grade(batch, out, jobs=1, work=grade.Work(COLLECTIVES), force=True)
+    assert ": --force (3)" in capsys.readouterr().out

@@ -50,6 +50,40 @@ def test_a_stored_result_reads_back_equal(tmp_path):
     assert back is not None and back.to_json() == a_result().to_json()
 
 
+def test_a_stale_result_says_what_changed_and_is_still_read(tmp_path):
+    """Is a result graded before, no longer valid, told apart by what changed: the files, a
+    part of the grader, or an older store without parts?"""
+    entry = tmp_path / "eve.py"
+    entry.write_text("x = 1\n")
+    parts = {"the hidden tests": "a", "JAX's version": "0.10.2"}
+    put(Store(tmp_path / "out", "v1", parts), entry, a_result())
+    store = Store(tmp_path / "out", "v2", {**parts, "the hidden tests": "b"})
+    assert get(store, "eve", entry) is None
+    why, old = store.stale("eve")
+    assert why == "the hidden tests changed" and old.to_json() == a_result().to_json()
+    entry.write_text("x = 2\n")
+    store.submission_print(entry)
+    assert store.stale("eve")[0] == "its files changed, the hidden tests changed"
+    assert store.stale("nobody") is None  # never graded: no regrade
+    (tmp_path / "out" / ".results" / "eve.json").write_text(
+        json.dumps({"fingerprint": "x", "result": a_result().to_json()}))
+    assert store.stale("eve")[0] == "an earlier version of the grader graded it"
+    (tmp_path / "out" / ".results" / "eve.json").write_text("{ cut short")
+    assert store.stale("eve") == ("its stored result could not be read", None)
+
+
+def test_a_comment_in_the_graders_code_changes_no_fingerprint(tmp_path):
+    """Editing a comment of a hidden test regraded the whole class (issue 34)."""
+    code = tmp_path / "hidden.py"
+    code.write_text("def case(fn):  # the first test\n    return fn(1)\n")
+    before = fingerprint([code], as_code=True)
+    code.write_text("def case(fn):  # a better comment\n\n    return fn(1)\n")
+    assert fingerprint([code], as_code=True) == before
+    assert fingerprint([code]) != before
+    code.write_text("def case(fn):  # a better comment\n    return fn(2)\n")
+    assert fingerprint([code], as_code=True) != before
+
+
 def test_a_changed_submission_or_grader_is_not_reused(tmp_path):
     """Is a stored result ignored once the submission or the grader changed?"""
     entry = tmp_path / "eve.py"
