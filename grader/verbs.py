@@ -145,8 +145,9 @@ def _show(results, similar, out: Path) -> None:
     print()
     print(summary.text(results))
     if similar:
-        print(texts.SIMILARITY_FOUND.format(count=len(similar),
-                                            page=out / outputs.SIMILARITY))
+        print(texts.SIMILARITY_FOUND.format(
+            students=len({p.students for p in similar}), exercises=len(similar),
+            page=out / outputs.SIMILARITY))
     print(texts.WROTE_OUTPUTS.format(files=", ".join(str(out / name)
                                                      for name in outputs.WRITTEN)))
 

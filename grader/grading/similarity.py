@@ -281,6 +281,7 @@ def _marked(code: str, spans: Sequence[tuple[int, int]], colour: str) -> str:
 
 _STYLE = (
     "body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem}"
-    ".sides{display:grid;grid-template-columns:1fr 1fr;gap:1rem}"
+    # minmax(0, 1fr): a pane never grows past half the page for a long line, which scrolls
+    ".sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}"
     "pre{background:#f6f6f6;padding:.5rem;overflow-x:auto;font-size:85%}"
 )

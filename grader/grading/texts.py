@@ -174,7 +174,10 @@ SIMILARITY_NONE = "No pair of submissions is that alike."
 WARN_NO_SIMILARITY = (
     "warning: the similarity report could not be made ({why}); the grades are not affected"
 )
-SIMILARITY_FOUND = "{count} pair(s) of submissions with similar code: read {page}"
+SIMILARITY_FOUND = (
+    "{students} pair(s) of students with similar code ({exercises} answer(s) alike in all, "
+    "one per pair and exercise): read {page}"
+)
 
 # --- merging the slices of --shard (grader/grading/merge.py) ------------------------------
 OUTPUT_NOT_A_FOLDER = "{folder} is not a folder"

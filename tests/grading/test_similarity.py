@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -173,3 +174,14 @@ def test_an_eleven_mib_file_is_compared_without_parsing_it_whole(tmp_path):
     students, peak_mib = done.stdout.rsplit(" ", 1)
     assert students == "[('gus', 'hal')]"
     assert int(peak_mib) < 400, peak_mib
+
+
+def test_the_terminal_counts_pairs_of_students_not_pairs_of_functions(tmp_path, capsys):
+    """One pair of students alike on three exercises read '3 pair(s) of submissions'."""
+    from grader import verbs
+
+    pairs = [similarity.Pair(name, ("ann", "bob"), (1.0, 1.0), 100, (1.0, 1.0), 5,
+                             ("a", "b"), ((), ())) for name in ("x", "y", "z")]
+    verbs._show([], [*pairs, replace(pairs[0], students=("ann", "cid"))], tmp_path)
+    assert ("2 pair(s) of students with similar code (4 answer(s) alike in all, one per pair "
+            "and exercise)" in capsys.readouterr().out)
