@@ -14,6 +14,10 @@ is listed when one of these shares reaches :data:`THRESHOLD` with enough in comm
 (:data:`MIN_SHARED` characters, or :data:`MIN_STATEMENTS` statements), so short answers that
 everyone writes alike are never listed.
 
+A function that holds the reference solution's own lines as they are written (names and
+comments too, in order: :func:`copies`) is paired with the reference, :data:`REFERENCE`: the
+solutions are public in the course's repository, and their statements alone are boilerplate.
+
 It flags; it does not judge: the report shows the two functions side by side with what they
 share marked, for a person to read.
 """
@@ -119,6 +123,21 @@ def functions(sources: Iterable[submission.Source], names: Iterable[str]) -> dic
     return found
 
 
+def written(sources: Iterable[submission.Source], names: Iterable[str]) -> dict[str, str]:
+    """Each top-level function named in ``names`` as it is written (comments, names and
+    layout kept; the last one defined wins)."""
+    wanted = set(names)
+    found: dict[str, str] = {}
+    for source in sources:
+        tree = _parse(source.code)
+        for node in tree.body if tree else ():
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in wanted:
+                text = ast.get_source_segment(_without_magics(source.code), node)
+                if text and len(text) <= MAX_CHARACTERS:
+                    found[node.name] = text
+    return found
+
+
 def normalised(tree: ast.AST) -> str:
     """Code as Python prints it back from its syntax tree: one layout, one quoting, no
     comments and no docstrings (statements split by ``;`` on lines of their own), so that none
@@ -158,9 +177,11 @@ def find(entries: dict[str, Path], exercises: Sequence[str], solutions: Path,
              *submission.load(LESSON_NOTEBOOKS).sources, *submission.load(solutions).sources]
     boilerplate, common = _course("\n".join(
         normalised(tree) for s in given if (tree := _parse(s.code))))
-    codes = {name: functions(submission.load(entry).sources, exercises)
-             for name, entry in sorted(entries.items())}
-    pairs = []
+    loaded = {name: submission.load(entry).sources for name, entry in sorted(entries.items())}
+    codes = {name: functions(sources, exercises) for name, sources in loaded.items()}
+    pairs = copies({name: written(sources, exercises) for name, sources in loaded.items()},
+                   written(submission.load(solutions).sources, exercises),
+                   written(submission.load(EXERCISE_NOTEBOOKS).sources, exercises), threshold)
     for exercise in exercises:
         prints = {name: (found[exercise], _fingerprint(found[exercise], boilerplate),
                          [s for s in shapes(found[exercise]) if s not in common])
@@ -179,6 +200,54 @@ def find(entries: dict[str, Path], exercises: Sequence[str], solutions: Path,
             if pair.alike(threshold):
                 pairs.append(pair)
     return sorted(pairs, key=lambda p: (-p.score, -p.shared, p.exercise, p.students))
+
+
+def copies(students: dict[str, dict[str, str]], reference: dict[str, str],
+           stubs: dict[str, str], threshold: float = THRESHOLD) -> list[Pair]:
+    """Each student's function that holds the reference solution's own lines as they are
+    written (names, comments and spacing within the line), in order: at least ``threshold``
+    of them and :data:`MIN_STATEMENTS` lines, the stub's lines (its docstring) not counted.
+    The reference is public in the course's repository; a student who wrote the same steps
+    shares its statements, which the pairs leave out as what the course gives everyone, not
+    its names and comments. Each is a :class:`Pair` with :data:`REFERENCE`."""
+    found = []
+    for exercise, model in reference.items():
+        given = {*_lines(stubs.get(exercise, "")), BEGIN, END}
+        own = [line for line in _lines(model) if line not in given]
+        for student, functions in students.items():
+            code = functions.get(exercise)
+            if code is None or not own:
+                continue
+            theirs = [line for line in _lines(code) if line not in given]
+            together = _in_order(theirs, own)
+            if together < MIN_STATEMENTS or together / len(own) < threshold:
+                continue
+            share = together / len(theirs)
+            found.append(Pair(exercise, (student, REFERENCE), (share, together / len(own)),
+                              sum(len(line) for line in own if line in set(theirs)),
+                              (share, together / len(own)), together, (code, model),
+                              (_line_spans(code, set(own)), _line_spans(model, set(theirs)))))
+    return found
+
+
+#: The name the reference solution takes in a pair: no student's, since it holds a slash.
+REFERENCE = "solutions/ (the reference)"
+BEGIN, END = "# BEGIN SOLUTION", "# END SOLUTION"
+
+
+def _lines(code: str) -> list[str]:
+    return [line.strip() for line in code.splitlines() if line.strip()]
+
+
+def _line_spans(code: str, lines: set[str]) -> tuple[tuple[int, int], ...]:
+    """The character ranges of the lines of ``code`` that are among ``lines`` (stripped)."""
+    spans, at = [], 0
+    for line in code.splitlines(keepends=True):
+        if line.strip() in lines:
+            start = at + len(line) - len(line.lstrip())
+            spans.append((start, at + len(line.rstrip())))
+        at += len(line)
+    return tuple(spans)
 
 
 def _fingerprint(code: str, boilerplate=None):

@@ -167,8 +167,10 @@ SIMILARITY_INTRO = (
     "Pairs of students whose code for one exercise is alike once names, strings, comments and "
     "layout are set aside and what the course gives everyone (stub, lessons, reference "
     "solution) is removed: one of the two has at least {threshold:.0%} of its code in the "
-    "other's, and they share at least {shared} characters of it. This flags; it does not "
-    "judge: read the code side by side in {page}."
+    "other's, and they share at least {shared} characters of it. A student whose function "
+    "holds the reference solution's own lines as written (names and comments too) is paired "
+    "with it, as solutions/ (the reference): the solutions are public. This flags; it does "
+    "not judge: read the code side by side in {page}."
 )
 SIMILARITY_NONE = "No pair of submissions is that alike."
 WARN_NO_SIMILARITY = (

@@ -13,7 +13,7 @@ import pytest
 import stand_in
 
 from grader.course import EXERCISES, SOLUTIONS
-from grader.grading import grade, outputs, similarity
+from grader.grading import grade, outputs, similarity, submission
 
 FIXTURES = Path(__file__).resolve().parent.parent / "submissions" / "similar"
 ROOT = FIXTURES.parents[2]
@@ -59,15 +59,44 @@ def test_two_independent_complete_submissions_are_not_flagged(tmp_path):
     assert similarity.find(entries, LESSON_3, SOLUTIONS) == []
 
 
-def test_what_the_course_hands_everyone_is_not_similarity(tmp_path):
-    """Two students who hand in the exercise notebook untouched, one who pasted the lesson's
-    cells, and two who pasted the reference solution: nothing listed."""
+def test_what_the_course_hands_everyone_is_not_similarity_but_a_copied_solution_is(tmp_path):
+    """Two students who hand in the exercise notebook untouched and one who pasted the
+    lesson's cells: nothing listed. Two who pasted the reference solution (public in the
+    repository): each paired with the reference, on every exercise whose solution has enough
+    lines of its own, and not with each other for sharing it."""
     notebook = ROOT / "exercises" / "03_collectives.ipynb"
     entries = a_class(tmp_path / "class", {
         "ann": notebook, "bob": notebook, "cid": ROOT / "notebooks" / "03_collectives.ipynb",
         "dee": ROOT / "solutions" / "03_collectives.ipynb",
         "eve": ROOT / "solutions" / "03_collectives.ipynb"})
-    assert similarity.find(entries, LESSON_3, SOLUTIONS) == []
+    pairs = similarity.find(entries, LESSON_3, SOLUTIONS)
+    reference = similarity.written(submission.load(SOLUTIONS).sources, LESSON_3)
+    stubs = similarity.written(submission.load(notebook).sources, LESSON_3)
+    given = {similarity.BEGIN, similarity.END}
+    long_enough = {name for name, code in reference.items()  # less the stub's lines, markers
+                   if len([line for line in similarity._lines(code) if line not in given
+                           and line not in similarity._lines(stubs[name])])
+                   >= similarity.MIN_STATEMENTS}
+    assert len(long_enough) >= 6
+    assert {p.students for p in pairs} == {("dee", similarity.REFERENCE),
+                                           ("eve", similarity.REFERENCE)}
+    assert {p.exercise for p in pairs if p.students[0] == "dee"} == long_enough
+    assert all(p.shares == (1.0, 1.0) for p in pairs)
+
+
+def test_a_copy_of_the_solution_with_names_and_comments_changed_is_not_a_copy_of_it():
+    """The same steps in the student's own words (names, no comments) share the solution's
+    statements, not its lines; the solution pasted with a comment and blank lines added and a
+    line changed is still its copy."""
+    model = similarity.written(submission.load(SOLUTIONS).sources, ["sharded_cumsum"])
+    code = model["sharded_cumsum"]
+    own = "\n".join(line.split("#")[0].rstrip() for line in code.splitlines())
+    own = own.replace("running", "partial").replace("totals", "ends").replace("block", "b")
+    pasted = code.replace("\n", "\n\n", 3).replace("return running +", "# mine\n"
+                                                       "    return running +")
+    found = similarity.copies({"own": {"sharded_cumsum": own},
+                               "pasted": {"sharded_cumsum": pasted}}, model, {})
+    assert [p.students for p in found] == [("pasted", similarity.REFERENCE)]
 
 
 def test_functions_takes_the_last_definition_and_skips_what_does_not_parse():
