@@ -94,9 +94,10 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="x @ w + b under jax.jit with in_shardings and out_shardings on (data, model).",
     ),
     Exercise(
-        "explicit_matmul",
+        "fix_residual",
         lesson="02_jit_sharding",
-        summary="x @ w on an Explicit mesh, contraction split: out_sharding=P('x', 'y').",
+        summary="Find and fix x + tanh(x @ w) that JAX refuses: gather w, never x, rows on 'data'.",
+        all_devices=True,
     ),
     Exercise(
         "count_collectives",

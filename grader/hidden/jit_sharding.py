@@ -14,15 +14,14 @@ from grader.framework.judge import same
 from grader.framework.probes import hlo_collectives, trailing
 from grader.public.jit_sharding import (
     INIT_HINTS,
+    RESIDUAL_PROGRAM_HINTS,
     TYPE_HINTS,
     affine_inputs,
     affine_mesh,
     auto_mesh,
     column_matrix,
-    columns_not_split,
     constrained_late,
     counted_twice,
-    explicit_product,
     gathers_rows_too,
     initialised,
     jax_types,
@@ -37,6 +36,9 @@ from grader.public.jit_sharding import (
     predicted_types,
     read_lowered,
     replicate_then,
+    residual_case,
+    residual_not_rows,
+    residual_program,
     row_split,
     running_mean_case,
     running_mean_program,
@@ -179,25 +181,25 @@ def needs_no_communication(fn):
             "_one_device": placement(SingleDeviceSharding(jax.devices()[0]), out.shape)}
 
 
-# --- explicit_matmul ------------------------------------------------------------------------
-@case("explicit_matmul", hidden=True, hints=[columns_not_split])
-def on_a_mesh_with_more_columns(fn):
-    return explicit_product(fn, mesh_shape("few"), seed=40)
+# --- fix_residual -------------------------------------------------------------------------
+@case("fix_residual", hidden=True, hints=[residual_not_rows])
+def residual_of_a_wider_layer(fn):
+    return residual_case(fn, rows=16, width=4, seed=40)
 
 
-@case("explicit_matmul", hidden=True, hints=[columns_not_split])
-def contraction_split_over_every_device(fn):
-    return explicit_product(fn, mesh_shape("none"), seed=41)
+@case("fix_residual", hidden=True, hints=[residual_not_rows])
+def residual_under_jit(fn):
+    return residual_case(fn, rows=8, width=2, seed=41, jit=True)
 
 
-@case("explicit_matmul", hidden=True, hints=[columns_not_split])
-def rows_split_over_every_device(fn):
-    return explicit_product(fn, mesh_shape("all"), seed=42)
+@case("fix_residual", hidden=True, hints=RESIDUAL_PROGRAM_HINTS)
+def gathers_only_w_of_a_wider_layer(fn):
+    return residual_program(fn, rows=16, width=4, seed=42)
 
 
-@case("explicit_matmul", hidden=True, hints=[columns_not_split])
-def works_under_jit(fn):
-    return explicit_product(fn, mesh_shape("many"), seed=43, jit=True)
+@case("fix_residual", hidden=True, hints=RESIDUAL_PROGRAM_HINTS)
+def gathers_only_w_of_a_narrow_layer(fn):
+    return residual_program(fn, rows=4, width=1, seed=43)
 
 
 # --- matmul_type --------------------------------------------------------------------------

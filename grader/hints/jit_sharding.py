@@ -44,9 +44,26 @@ HINT_AFFINE_W_WHOLE = (
     "Every device holds all of w: split its columns over 'model' (in_shardings entry "
     "NamedSharding(mesh, P(None, 'model'))), and b the same way, P('model')."
 )
-HINT_EXPLICIT_COLUMNS = (
-    "The result's columns are not split over 'y' (its type shows no @y on the last "
-    "dimension): ask for out_sharding=NamedSharding(mesh, P('x', 'y'))."
+HINT_RESIDUAL_TYPE = (
+    "The result is not typed P('data', None) like x: the layer's output must keep the rows "
+    "of the batch over 'data'. Choose the product's sharding yourself (out_sharding=... of "
+    "jnp.dot) instead of gathering x or splitting the columns."
+)
+HINT_RESIDUAL_GATHERS_X = (
+    "The compiled program all-gathers blocks of x, the large operand: x has many more rows "
+    "than w. Keep x where it is and gather w instead: jnp.dot(x, w, out_sharding=...) with "
+    "the rows over 'data', or jax.reshard(w, ...) replicated before the product."
+)
+HINT_RESIDUAL_W_TWICE = (
+    "The compiled program moves w twice: an all-to-all to split it by rows, then an "
+    "all-gather. Splitting w's rows over 'data' does not help, since the rows of x hold "
+    "that axis already; gather w whole in one step (replicated, or through the "
+    "out_sharding of the product)."
+)
+HINT_ILLEGAL_SHARDING = (
+    "An operation would give its output one mesh axis on two dimensions (here the rows of x "
+    "and the columns of w are both split over 'data'), and no sharding can say that. Decide "
+    "what moves yourself: an out_sharding= for jnp.dot, or jax.reshard of an operand first."
 )
 HINT_NEEDS_OUT_SHARDING = (
     "On an Explicit mesh JAX will not guess the sharding of a product whose contracted "
@@ -139,6 +156,7 @@ HINT_RUNNING_AXIS = (
 #: The errors JAX raises that are this lesson's, (pattern of the exception's text, hint).
 ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Contracting dimensions are sharded"), HINT_NEEDS_OUT_SHARDING),
+    (re.compile(r"produces an illegally sharded result"), HINT_ILLEGAL_SHARDING),
     (re.compile(r"Using PartitionSpec when you are not under a mesh context|requires a "
                 r"non-empty mesh in context"), HINT_SPEC_WITHOUT_MESH),
     # On a mesh of Explicit axes only, JAX 0.10 checks the constraint as an assertion.

@@ -259,31 +259,56 @@ def places_numpy_inputs_and_the_result(fn):
     return sharded_affine(fn, mesh_shape("many"))
 
 
-# --- explicit_matmul ------------------------------------------------------------------------
-def explicit_operands(shape: tuple[int, int], seed: int) -> tuple[jax.Array, jax.Array]:
-    """x (2n, 4n) split P('x', 'y') and w (4n, 3n) split P('y', None) on an Explicit mesh."""
+# --- fix_residual -------------------------------------------------------------------------
+def residual_operands(rows: int, width: int, seed: int) -> tuple[jax.Array, jax.Array]:
+    """x (rows * n, width * n) typed P('data', None) and w (width * n, width * n) typed
+    P(None, 'data') on the Explicit mesh jax.make_mesh((n,), ('data',))."""
     n = jax.device_count()
-    mesh = jax.make_mesh(shape, ("x", "y"))
+    mesh = jax.make_mesh((n,), ("data",))
     rng = np.random.default_rng(seed)
-    x = rng.normal(size=(2 * n, 4 * n)).astype(np.float32)
-    w = rng.normal(size=(4 * n, 3 * n)).astype(np.float32)
-    return (jax.device_put(x, NamedSharding(mesh, P("x", "y"))),
-            jax.device_put(w, NamedSharding(mesh, P("y", None))))
+    d = width * n
+    x = rng.normal(size=(rows * n, d)).astype(np.float32)
+    w = (rng.normal(size=(d, d)) / np.sqrt(d)).astype(np.float32)
+    return (jax.device_put(x, NamedSharding(mesh, P("data", None))),
+            jax.device_put(w, NamedSharding(mesh, P(None, "data"))))
 
 
-def explicit_product(fn, shape: tuple[int, int], seed: int, jit: bool = False) -> dict:
-    x, w = explicit_operands(shape, seed)
+def residual_case(fn, rows: int, width: int, seed: int, jit: bool = False) -> dict:
+    """The student's residual layer: its value and its type."""
+    x, w = residual_operands(rows, width, seed)
     out = (jitted(fn) if jit else fn)(x, w)
     return {"result": out, "type_spec": spec_list(jax.typeof(out).sharding.spec)}
 
 
-columns_not_split = Hint(lambda got, want: _entry(got["type_spec"], 1) is None,
-                         hints.HINT_EXPLICIT_COLUMNS)
+def residual_program(fn, rows: int, width: int, seed: int) -> dict:
+    """What the compiled program of the residual layer communicates, and the blocks it
+    gathers; with the shape of a block of x and of w for the hints."""
+    from grader.public.training import gathered_shapes  # the measure is registered there
+
+    x, w = residual_operands(rows, width, seed)
+    n = jax.device_count()
+    return {"collectives": hlo_collectives(fn, x, w), "gathered": gathered_shapes(fn, x, w),
+            "_x_block": [x.shape[0] // n, x.shape[1]], "_w_block": [w.shape[0], w.shape[1] // n]}
 
 
-@case("explicit_matmul", hidden=False, hints=[columns_not_split])
-def product_typed_as_split_over_x_and_y(fn):
-    return explicit_product(fn, mesh_shape("many"), seed=0)
+residual_not_rows = Hint(lambda got, want: got["type_spec"] != want["type_spec"],
+                         hints.HINT_RESIDUAL_TYPE)
+residual_gathers_x = Hint(lambda got, want: want["_x_block"] in [list(s) for s in
+                                                                  got.get("gathered", [])],
+                          hints.HINT_RESIDUAL_GATHERS_X)
+residual_moves_w_twice = Hint(lambda got, want: got["collectives"]["all-to-all"] > 0,
+                              hints.HINT_RESIDUAL_W_TWICE)
+RESIDUAL_PROGRAM_HINTS = [residual_gathers_x, residual_moves_w_twice]
+
+
+@case("fix_residual", hidden=False, hints=[residual_not_rows])
+def residual_typed_like_x(fn):
+    return residual_case(fn, rows=8, width=2, seed=0)
+
+
+@case("fix_residual", hidden=False, hints=RESIDUAL_PROGRAM_HINTS)
+def gathers_w_and_nothing_else(fn):
+    return residual_program(fn, rows=8, width=2, seed=1)
 
 
 # --- matmul_type --------------------------------------------------------------------------
