@@ -122,9 +122,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "running_mean",
+        "clip_outliers",
         lesson="02_jit_sharding",
-        summary="Running mean along a split time axis: the cumsum made Auto with auto_axes.",
+        summary="Clip rows at a quantile Explicit mode refuses, sending no more than a row gather.",
         all_devices=True,
     ),
     # --- lesson 03_collectives ---

@@ -13,7 +13,7 @@ from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
-from grader.framework.judge import Hint, close
+from grader.framework.judge import Hint, Verdict, close
 from grader.framework.placement import layout
 from grader.framework.probes import hlo_collectives, input_shardings, jitted
 from grader.hints import jit_sharding as hints
@@ -442,52 +442,64 @@ def parameters_typed_and_placed_as_asked(fn):
     return initialised(fn, mesh_shape("many"), seed=0)
 
 
-# --- running_mean -------------------------------------------------------------------------
-def sequences(shape: tuple[int, int], seed: int) -> np.ndarray:
-    """A batch of 2 rows per 'data' device and 3 time steps per 'model' device."""
-    return np.random.default_rng(seed).normal(size=(2 * shape[0], 3 * shape[1])).astype(
+# --- clip_outliers ------------------------------------------------------------------------
+def clip_rows(shape: tuple[int, int], seed: int) -> np.ndarray:
+    """A batch of 2 rows per 'data' device and 5 features per 'model' device."""
+    return np.random.default_rng(seed).normal(size=(2 * shape[0], 5 * shape[1])).astype(
         np.float32)
 
 
-def running_mean_case(fn, shape: tuple[int, int], seed: int, jit: bool = False) -> dict:
-    """``fn(x)`` for x typed P('data', 'model') on an Explicit mesh set with set_mesh."""
+def placed_rows(shape: tuple[int, int], seed: int) -> tuple[Mesh, jax.Array]:
     mesh = jax.make_mesh(shape, ("data", "model"))
-    x = sequences(shape, seed)
-    placed = jax.device_put(x, NamedSharding(mesh, P("data", "model")))
+    return mesh, jax.device_put(clip_rows(shape, seed), NamedSharding(mesh, P("data", "model")))
+
+
+def clipped_case(fn, shape: tuple[int, int], seed: int, jit: bool = False) -> dict:
+    """``fn(x)`` for x typed P('data', 'model') on an Explicit mesh set with set_mesh."""
+    mesh, placed = placed_rows(shape, seed)
     with jax.set_mesh(mesh):
         out = (jitted(fn) if jit else fn)(placed)
         out_type = spec_list(jax.typeof(out).sharding.spec)
-    down_columns = np.cumsum(x, axis=0) / np.arange(1, x.shape[0] + 1)[:, None]
-    return {"result": out, "type": out_type, "blocks": layout(out)["shard_shapes"],
-            "_down_columns": down_columns}
+    x = clip_rows(shape, seed)
+    return {"result": out, "type": out_type,
+            "_down_columns": np.minimum(x, np.quantile(x, 0.9, axis=0, keepdims=True)),
+            "_floored": np.maximum(x, np.quantile(x, 0.9, axis=1, keepdims=True))}
 
 
-def running_mean_program(fn, shape: tuple[int, int], seed: int) -> dict:
-    """What the compiled program of ``fn`` communicates, and the blocks it gathers."""
-    from grader.public.training import gathered_shapes  # the measure is registered there
+def clipped_program(fn, shape: tuple[int, int], seed: int) -> dict:
+    """The bytes one device sends in the compiled program of ``fn``, and its collectives."""
+    from grader.public.cost import cost_bytes_sent  # the measure is registered there
 
-    mesh = jax.make_mesh(shape, ("data", "model"))
-    placed = jax.device_put(sequences(shape, seed), NamedSharding(mesh, P("data", "model")))
+    mesh, placed = placed_rows(shape, seed)
     with jax.set_mesh(mesh):
-        return {"collectives": hlo_collectives(fn, placed),
-                "gathered": gathered_shapes(fn, placed)}
+        return {"sent": cost_bytes_sent(fn, placed), "collectives": hlo_collectives(fn, placed)}
 
 
-running_type = Hint(lambda got, want: "type" in got and got["type"] != want["type"],
-                    hints.HINT_RUNNING_TYPE)
-down_columns = Hint(lambda got, want: close(got.get("result"), want["_down_columns"]),
-                    hints.HINT_RUNNING_AXIS)
-gathers_rows_too = Hint(
-    lambda got, want: len(got.get("gathered", [])) > len(want.get("gathered", []))
-    or got.get("collectives", {}).get("all-gather", 0) > want["collectives"]["all-gather"],
-    hints.HINT_RUNNING_GATHERS_ALL)
+clip_type = Hint(lambda got, want: "type" in got and got["type"] != want["type"],
+                 hints.HINT_CLIP_TYPE)
+clip_down_columns = Hint(lambda got, want: close(got.get("result"), want["_down_columns"]),
+                         hints.HINT_CLIP_AXIS)
+clip_floored = Hint(lambda got, want: close(got.get("result"), want["_floored"]),
+                    hints.HINT_CLIP_FLOOR)
+CLIP_HINTS = [clip_type, clip_down_columns, clip_floored]
 
 
-@case("running_mean", hidden=False, hints=[running_type, down_columns])
-def running_mean_typed_like_x(fn):
-    return running_mean_case(fn, mesh_shape("many"), seed=0)
+def no_more_bytes_than_a_row_gather(got: dict, want: dict) -> Verdict:
+    """A judge of clipped_program: the program sends no more than the reference's, which
+    gathers each row along 'model' for the quantile and nothing else."""
+    have, best = got.get("sent"), want.get("sent")
+    if have is not None and float(have) <= float(best) + 1e-6:
+        return Verdict(True)
+    sorted_by_xla = (got.get("collectives") or {}).get("all-to-all", 0) > 0
+    return Verdict(False, hints.MSG_CLIP_BYTES.format(have=have, best=float(best)),
+                   hints.HINT_CLIP_XLA_SORTS if sorted_by_xla else hints.HINT_CLIP_GATHERS_ROWS)
 
 
-@case("running_mean", hidden=False, hints=[gathers_rows_too])
-def gathers_only_along_time(fn):
-    return running_mean_program(fn, mesh_shape("many"), seed=1)
+@case("clip_outliers", hidden=False, hints=CLIP_HINTS)
+def clipped_and_typed_like_x(fn):
+    return clipped_case(fn, mesh_shape("many"), seed=0)
+
+
+@case("clip_outliers", hidden=False, judge=no_more_bytes_than_a_row_gather)
+def sends_no_more_than_a_row_gather(fn):
+    return clipped_program(fn, mesh_shape("many"), seed=1)

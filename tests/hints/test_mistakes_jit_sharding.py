@@ -104,19 +104,18 @@ def init_with(w_spec, b_spec, scale=lambda d_in: (2 / d_in) ** 0.5):
     return init_layer
 
 
-def running_mean_via(reshard_to):
-    def running_mean(x):
-        whole_time = jax.reshard(x, reshard_to)
-        sums = jax.reshard(jnp.cumsum(whole_time, axis=1), P("data", "model"))
-        return sums / (jnp.arange(x.shape[1]) + 1.0)
+def clip_via(reshard_to):
+    def clip_outliers(x):
+        rows = jax.reshard(x, reshard_to)
+        return jnp.minimum(x, jnp.quantile(rows, 0.9, axis=1, keepdims=True))
 
-    return running_mean
+    return clip_outliers
 
 
 CORRECT = {
     "matmul_type": matmul_type_by_trying,
     "init_layer": init_with(P("data", "model"), P("model")),
-    "running_mean": running_mean_via(P("data", None)),
+    "clip_outliers": clip_via(P("data", None)),
     "no_comm_matmul_specs": no_comm_matmul_specs,
     "count_collectives": counter(compiled_text),
     "normalize_columns": normalize_columns,
@@ -280,36 +279,46 @@ mistake("init_layer", hints.HINT_INIT_SCALE, "scaled_by_the_variance")(
     init_with(P("data", "model"), P("model"), scale=lambda d_in: 2 / d_in))
 
 
-# --- running_mean -------------------------------------------------------------------------
-@mistake("running_mean", hints.HINT_EXPLICIT_REFUSES)
-def cumsum_on_the_split_axis(x):
-    return jnp.cumsum(x, axis=1) / (jnp.arange(x.shape[1]) + 1.0)
+# --- clip_outliers ------------------------------------------------------------------------
+@mistake("clip_outliers", hints.HINT_EXPLICIT_REFUSES)
+def leaves_the_quantile_on_split_rows(x):
+    return jnp.minimum(x, jnp.quantile(x, 0.9, axis=1, keepdims=True))
 
 
-mistake("running_mean", hints.HINT_RUNNING_GATHERS_ALL, "gathers_everything_first")(
-    running_mean_via(P()))
+@mistake("clip_outliers", hints.HINT_CLIP_XLA_SORTS)
+def hands_the_quantile_to_auto_axes(x):
+    cut = jax.sharding.auto_axes(lambda v: jnp.quantile(v, 0.9, axis=1, keepdims=True),
+                                 out_sharding=P("data", None))(x)
+    return jnp.minimum(x, cut)
 
 
-@mistake("running_mean", hints.HINT_RUNNING_TYPE)
-def leaves_time_whole(x):
-    sums = jnp.cumsum(jax.reshard(x, P("data", None)), axis=1)
-    return sums / (jnp.arange(x.shape[1]) + 1.0)
+mistake("clip_outliers", hints.HINT_CLIP_GATHERS_ROWS, "gathers_everything_first")(
+    clip_via(P()))
 
 
-@mistake("running_mean", hints.HINT_CONSTRAINT_ON_EXPLICIT)
+@mistake("clip_outliers", hints.HINT_CLIP_TYPE)
+def clips_the_gathered_copy(x):
+    rows = jax.reshard(x, P("data", None))
+    return jnp.minimum(rows, jnp.quantile(rows, 0.9, axis=1, keepdims=True))
+
+
+@mistake("clip_outliers", hints.HINT_CLIP_AXIS, also=(hints.HINT_CLIP_GATHERS_ROWS,))
+def cuts_each_column(x):
+    columns = jax.reshard(x, P(None, "model"))
+    return jnp.minimum(x, jnp.quantile(columns, 0.9, axis=0, keepdims=True))
+
+
+@mistake("clip_outliers", hints.HINT_CLIP_FLOOR)
+def clips_from_below(x):
+    cut = jnp.quantile(jax.reshard(x, P("data", None)), 0.9, axis=1, keepdims=True)
+    return jnp.clip(x, cut)
+
+
+@mistake("clip_outliers", hints.HINT_CONSTRAINT_ON_EXPLICIT)
 def constrains_instead_of_resharding(x):
     mesh = jax.typeof(x).sharding.mesh
-    whole_time = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("data", None)))
-    sums = jax.lax.with_sharding_constraint(jnp.cumsum(whole_time, axis=1),
-                                            NamedSharding(mesh, P("data", "model")))
-    return sums / (jnp.arange(x.shape[1]) + 1.0)
-
-
-@mistake("running_mean", hints.HINT_RUNNING_AXIS)
-def averages_down_the_columns(x):
-    cumsum = jax.sharding.auto_axes(lambda v: jnp.cumsum(v, axis=0),
-                                    out_sharding=P("data", "model"))
-    return cumsum(x) / (jnp.arange(x.shape[0]) + 1.0)[:, None]
+    rows = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("data", None)))
+    return jnp.minimum(x, jnp.quantile(rows, 0.9, axis=1, keepdims=True))
 
 
 def test_the_reference_predictions_are_what_jax_does():
