@@ -94,9 +94,10 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="x @ w + b under jax.jit with in_shardings and out_shardings on (data, model).",
     ),
     Exercise(
-        "explicit_matmul",
+        "fix_residual",
         lesson="02_jit_sharding",
-        summary="x @ w on an Explicit mesh, contraction split: out_sharding=P('x', 'y').",
+        summary="Find and fix x + tanh(x @ w) that JAX refuses: gather w, never x, rows on 'data'.",
+        all_devices=True,
     ),
     Exercise(
         "count_collectives",
@@ -121,9 +122,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "running_mean",
+        "clip_outliers",
         lesson="02_jit_sharding",
-        summary="Running mean along a split time axis: the cumsum made Auto with auto_axes.",
+        summary="Clip rows at a quantile Explicit mode refuses, sending no more than a row gather.",
         all_devices=True,
     ),
     # --- lesson 03_collectives ---

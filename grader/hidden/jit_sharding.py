@@ -13,23 +13,25 @@ from grader.framework.cases import case
 from grader.framework.judge import same
 from grader.framework.probes import hlo_collectives, trailing
 from grader.public.jit_sharding import (
+    CLIP_HINTS,
     INIT_HINTS,
+    RESIDUAL_PROGRAM_HINTS,
     TYPE_HINTS,
     affine_inputs,
     affine_mesh,
     auto_mesh,
+    clipped_case,
+    clipped_program,
     column_matrix,
-    columns_not_split,
     constrained_late,
     counted_twice,
-    explicit_product,
-    gathers_rows_too,
     initialised,
     jax_types,
     layer_sizes,
     line_mesh,
     matmul_without_communication,
     mesh_shape,
+    no_more_bytes_than_a_row_gather,
     normalized,
     norms_from_rows,
     on_one_device,
@@ -37,10 +39,10 @@ from grader.public.jit_sharding import (
     predicted_types,
     read_lowered,
     replicate_then,
+    residual_case,
+    residual_not_rows,
+    residual_program,
     row_split,
-    running_mean_case,
-    running_mean_program,
-    running_type,
     same_axis_twice,
     sharded_affine,
     spec_pairs,
@@ -49,7 +51,6 @@ from grader.public.jit_sharding import (
     w_whole,
     wave,
 )
-from grader.public.jit_sharding import down_columns as running_down_columns
 
 
 # --- no_comm_matmul_specs -------------------------------------------------------------------
@@ -179,25 +180,25 @@ def needs_no_communication(fn):
             "_one_device": placement(SingleDeviceSharding(jax.devices()[0]), out.shape)}
 
 
-# --- explicit_matmul ------------------------------------------------------------------------
-@case("explicit_matmul", hidden=True, hints=[columns_not_split])
-def on_a_mesh_with_more_columns(fn):
-    return explicit_product(fn, mesh_shape("few"), seed=40)
+# --- fix_residual -------------------------------------------------------------------------
+@case("fix_residual", hidden=True, hints=[residual_not_rows])
+def residual_of_a_wider_layer(fn):
+    return residual_case(fn, rows=16, width=4, seed=40)
 
 
-@case("explicit_matmul", hidden=True, hints=[columns_not_split])
-def contraction_split_over_every_device(fn):
-    return explicit_product(fn, mesh_shape("none"), seed=41)
+@case("fix_residual", hidden=True, hints=[residual_not_rows])
+def residual_under_jit(fn):
+    return residual_case(fn, rows=8, width=2, seed=41, jit=True)
 
 
-@case("explicit_matmul", hidden=True, hints=[columns_not_split])
-def rows_split_over_every_device(fn):
-    return explicit_product(fn, mesh_shape("all"), seed=42)
+@case("fix_residual", hidden=True, hints=RESIDUAL_PROGRAM_HINTS)
+def gathers_only_w_of_a_wider_layer(fn):
+    return residual_program(fn, rows=16, width=4, seed=42)
 
 
-@case("explicit_matmul", hidden=True, hints=[columns_not_split])
-def works_under_jit(fn):
-    return explicit_product(fn, mesh_shape("many"), seed=43, jit=True)
+@case("fix_residual", hidden=True, hints=RESIDUAL_PROGRAM_HINTS)
+def gathers_only_w_of_a_narrow_layer(fn):
+    return residual_program(fn, rows=4, width=1, seed=43)
 
 
 # --- matmul_type --------------------------------------------------------------------------
@@ -251,27 +252,27 @@ def draws_its_own_block_without_communicating(fn):
         return hlo_collectives(trailing(fn, d_in, d_out), jax.random.key(54))
 
 
-# --- running_mean -------------------------------------------------------------------------
-@case("running_mean", hidden=True, hints=[running_type, running_down_columns])
-def running_mean_with_more_model_devices(fn):
-    return running_mean_case(fn, mesh_shape("few"), seed=60)
+# --- clip_outliers ------------------------------------------------------------------------
+@case("clip_outliers", hidden=True, hints=CLIP_HINTS)
+def clipped_with_more_model_devices(fn):
+    return clipped_case(fn, mesh_shape("few"), seed=60)
 
 
-@case("running_mean", hidden=True, hints=[running_type, running_down_columns])
-def running_mean_with_time_over_every_device(fn):
-    return running_mean_case(fn, mesh_shape("none"), seed=61)
+@case("clip_outliers", hidden=True, hints=CLIP_HINTS)
+def clipped_with_features_over_every_device(fn):
+    return clipped_case(fn, mesh_shape("none"), seed=61)
 
 
-@case("running_mean", hidden=True, hints=[running_type, running_down_columns])
-def running_mean_under_jit(fn):
-    return running_mean_case(fn, mesh_shape("many"), seed=62, jit=True)
+@case("clip_outliers", hidden=True, hints=CLIP_HINTS)
+def clipped_under_jit(fn):
+    return clipped_case(fn, mesh_shape("many"), seed=62, jit=True)
 
 
-@case("running_mean", hidden=True, hints=[gathers_rows_too])
-def gathers_only_along_time_on_a_wider_mesh(fn):
-    return running_mean_program(fn, mesh_shape("few"), seed=63)
+@case("clip_outliers", hidden=True, judge=no_more_bytes_than_a_row_gather)
+def sends_no_more_with_more_model_devices(fn):
+    return clipped_program(fn, mesh_shape("few"), seed=63)
 
 
-@case("running_mean", hidden=True, hints=[gathers_rows_too])
-def gathers_only_along_time_on_every_device_count(fn):
-    return running_mean_program(fn, mesh_shape("many"), seed=64)
+@case("clip_outliers", hidden=True, judge=no_more_bytes_than_a_row_gather)
+def sends_nothing_with_rows_over_every_device(fn):
+    return clipped_program(fn, mesh_shape("all"), seed=64)

@@ -44,9 +44,26 @@ HINT_AFFINE_W_WHOLE = (
     "Every device holds all of w: split its columns over 'model' (in_shardings entry "
     "NamedSharding(mesh, P(None, 'model'))), and b the same way, P('model')."
 )
-HINT_EXPLICIT_COLUMNS = (
-    "The result's columns are not split over 'y' (its type shows no @y on the last "
-    "dimension): ask for out_sharding=NamedSharding(mesh, P('x', 'y'))."
+HINT_RESIDUAL_TYPE = (
+    "The result is not typed P('data', None) like x: the layer's output must keep the rows "
+    "of the batch over 'data'. Choose the product's sharding yourself (out_sharding=... of "
+    "jnp.dot) instead of gathering x or splitting the columns."
+)
+HINT_RESIDUAL_GATHERS_X = (
+    "The compiled program all-gathers blocks of x, the large operand: x has many more rows "
+    "than w. Keep x where it is and gather w instead: jnp.dot(x, w, out_sharding=...) with "
+    "the rows over 'data', or jax.reshard(w, ...) replicated before the product."
+)
+HINT_RESIDUAL_W_TWICE = (
+    "The compiled program moves w twice: an all-to-all to split it by rows, then an "
+    "all-gather. Splitting w's rows over 'data' does not help, since the rows of x hold "
+    "that axis already; gather w whole in one step (replicated, or through the "
+    "out_sharding of the product)."
+)
+HINT_ILLEGAL_SHARDING = (
+    "An operation would give its output one mesh axis on two dimensions (here the rows of x "
+    "and the columns of w are both split over 'data'), and no sharding can say that. Decide "
+    "what moves yourself: an out_sharding= for jnp.dot, or jax.reshard of an operand first."
 )
 HINT_NEEDS_OUT_SHARDING = (
     "On an Explicit mesh JAX will not guess the sharding of a product whose contracted "
@@ -117,28 +134,43 @@ HINT_INIT_SCALE = (
     "sqrt(2 / d_in), as in (2.0 / d_in) ** 0.5."
 )
 HINT_EXPLICIT_REFUSES = (
-    "Explicit mode refuses a cumulative sum (or a sort, a top_k...) along a split dimension. "
-    "Hand that step to the compiler: jax.sharding.auto_axes(f, out_sharding=P('data', "
-    "'model'))(x) runs f with the mesh axes Auto; or jax.reshard x so that the time axis is "
-    "whole first."
+    "Explicit mode refuses a sort (and what is built on one: jnp.quantile, jnp.median, "
+    "top_k) or a cumulative sum along a split dimension. Make that dimension whole first "
+    "with jax.reshard, or hand the step to the compiler with jax.sharding.auto_axes; then "
+    "compare what each sends."
 )
-HINT_RUNNING_GATHERS_ALL = (
-    "The compiled program gathers more than the time axis: the rows were gathered over "
-    "'data' too. Keep them split: give auto_axes out_sharding=P('data', 'model'), or reshard "
-    "to P('data', None) (not to P()) before the cumsum."
+HINT_CLIP_TYPE = (
+    "The result is not typed P('data', 'model') like x. Only the quantile needs whole rows: "
+    "compute the cut (one number per row, typed P('data', None)) from a resharded copy, and "
+    "clip x itself, which keeps its type."
 )
-HINT_RUNNING_TYPE = (
-    "The result is not typed P('data', 'model') like x: after the cumsum the time axis must "
-    "be split over 'model' again (the out_sharding of auto_axes, or jax.reshard back)."
+HINT_CLIP_AXIS = (
+    "These values are clipped at the quantile of each column (axis 0), across the batch: the "
+    "cut is per row, jnp.quantile(..., 0.9, axis=1, keepdims=True)."
 )
-HINT_RUNNING_AXIS = (
-    "These are running means down the columns (axis 0): the time axis of x is axis 1, "
-    "jnp.cumsum(x, axis=1) divided by 1, 2, ..., T."
+HINT_CLIP_FLOOR = (
+    "Every value is now at least its row's cut: jnp.clip(x, cut) takes cut as the lower "
+    "bound. Clip from above: jnp.minimum(x, cut), or jnp.clip(x, max=cut)."
+)
+HINT_CLIP_XLA_SORTS = (
+    "The compiled program runs XLA's own distributed sort (all-to-all and all-reduce): that "
+    "is what auto_axes hands over for a quantile, and it sends more than gathering each row. "
+    "Gather the rows yourself: jax.reshard(x, P('data', None)), then the quantile."
+)
+HINT_CLIP_GATHERS_ROWS = (
+    "The compiled program gathers more than the rows along 'model': blocks moved over "
+    "'data' too (a reshard to P(), or a quantile over the columns). Each row is on its "
+    "'data' devices already: reshard to P('data', None) only."
+)
+MSG_CLIP_BYTES = (
+    "The compiled program sends {have} bytes per device; gathering each row along 'model' "
+    "for the quantile sends {best}."
 )
 
 #: The errors JAX raises that are this lesson's, (pattern of the exception's text, hint).
 ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"Contracting dimensions are sharded"), HINT_NEEDS_OUT_SHARDING),
+    (re.compile(r"produces an illegally sharded result"), HINT_ILLEGAL_SHARDING),
     (re.compile(r"Using PartitionSpec when you are not under a mesh context|requires a "
                 r"non-empty mesh in context"), HINT_SPEC_WITHOUT_MESH),
     # On a mesh of Explicit axes only, JAX 0.10 checks the constraint as an assertion.

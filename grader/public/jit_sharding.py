@@ -13,7 +13,7 @@ from jax.sharding import Mesh, NamedSharding, SingleDeviceSharding
 from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
-from grader.framework.judge import Hint, close
+from grader.framework.judge import Hint, Verdict, close
 from grader.framework.placement import layout
 from grader.framework.probes import hlo_collectives, input_shardings, jitted
 from grader.hints import jit_sharding as hints
@@ -259,31 +259,56 @@ def places_numpy_inputs_and_the_result(fn):
     return sharded_affine(fn, mesh_shape("many"))
 
 
-# --- explicit_matmul ------------------------------------------------------------------------
-def explicit_operands(shape: tuple[int, int], seed: int) -> tuple[jax.Array, jax.Array]:
-    """x (2n, 4n) split P('x', 'y') and w (4n, 3n) split P('y', None) on an Explicit mesh."""
+# --- fix_residual -------------------------------------------------------------------------
+def residual_operands(rows: int, width: int, seed: int) -> tuple[jax.Array, jax.Array]:
+    """x (rows * n, width * n) typed P('data', None) and w (width * n, width * n) typed
+    P(None, 'data') on the Explicit mesh jax.make_mesh((n,), ('data',))."""
     n = jax.device_count()
-    mesh = jax.make_mesh(shape, ("x", "y"))
+    mesh = jax.make_mesh((n,), ("data",))
     rng = np.random.default_rng(seed)
-    x = rng.normal(size=(2 * n, 4 * n)).astype(np.float32)
-    w = rng.normal(size=(4 * n, 3 * n)).astype(np.float32)
-    return (jax.device_put(x, NamedSharding(mesh, P("x", "y"))),
-            jax.device_put(w, NamedSharding(mesh, P("y", None))))
+    d = width * n
+    x = rng.normal(size=(rows * n, d)).astype(np.float32)
+    w = (rng.normal(size=(d, d)) / np.sqrt(d)).astype(np.float32)
+    return (jax.device_put(x, NamedSharding(mesh, P("data", None))),
+            jax.device_put(w, NamedSharding(mesh, P(None, "data"))))
 
 
-def explicit_product(fn, shape: tuple[int, int], seed: int, jit: bool = False) -> dict:
-    x, w = explicit_operands(shape, seed)
+def residual_case(fn, rows: int, width: int, seed: int, jit: bool = False) -> dict:
+    """The student's residual layer: its value and its type."""
+    x, w = residual_operands(rows, width, seed)
     out = (jitted(fn) if jit else fn)(x, w)
     return {"result": out, "type_spec": spec_list(jax.typeof(out).sharding.spec)}
 
 
-columns_not_split = Hint(lambda got, want: _entry(got["type_spec"], 1) is None,
-                         hints.HINT_EXPLICIT_COLUMNS)
+def residual_program(fn, rows: int, width: int, seed: int) -> dict:
+    """What the compiled program of the residual layer communicates, and the blocks it
+    gathers; with the shape of a block of x and of w for the hints."""
+    from grader.public.training import gathered_shapes  # the measure is registered there
+
+    x, w = residual_operands(rows, width, seed)
+    n = jax.device_count()
+    return {"collectives": hlo_collectives(fn, x, w), "gathered": gathered_shapes(fn, x, w),
+            "_x_block": [x.shape[0] // n, x.shape[1]], "_w_block": [w.shape[0], w.shape[1] // n]}
 
 
-@case("explicit_matmul", hidden=False, hints=[columns_not_split])
-def product_typed_as_split_over_x_and_y(fn):
-    return explicit_product(fn, mesh_shape("many"), seed=0)
+residual_not_rows = Hint(lambda got, want: got["type_spec"] != want["type_spec"],
+                         hints.HINT_RESIDUAL_TYPE)
+residual_gathers_x = Hint(lambda got, want: want["_x_block"] in [list(s) for s in
+                                                                  got.get("gathered", [])],
+                          hints.HINT_RESIDUAL_GATHERS_X)
+residual_moves_w_twice = Hint(lambda got, want: got["collectives"]["all-to-all"] > 0,
+                              hints.HINT_RESIDUAL_W_TWICE)
+RESIDUAL_PROGRAM_HINTS = [residual_gathers_x, residual_moves_w_twice]
+
+
+@case("fix_residual", hidden=False, hints=[residual_not_rows])
+def residual_typed_like_x(fn):
+    return residual_case(fn, rows=8, width=2, seed=0)
+
+
+@case("fix_residual", hidden=False, hints=RESIDUAL_PROGRAM_HINTS)
+def gathers_w_and_nothing_else(fn):
+    return residual_program(fn, rows=8, width=2, seed=1)
 
 
 # --- matmul_type --------------------------------------------------------------------------
@@ -417,52 +442,64 @@ def parameters_typed_and_placed_as_asked(fn):
     return initialised(fn, mesh_shape("many"), seed=0)
 
 
-# --- running_mean -------------------------------------------------------------------------
-def sequences(shape: tuple[int, int], seed: int) -> np.ndarray:
-    """A batch of 2 rows per 'data' device and 3 time steps per 'model' device."""
-    return np.random.default_rng(seed).normal(size=(2 * shape[0], 3 * shape[1])).astype(
+# --- clip_outliers ------------------------------------------------------------------------
+def clip_rows(shape: tuple[int, int], seed: int) -> np.ndarray:
+    """A batch of 2 rows per 'data' device and 5 features per 'model' device."""
+    return np.random.default_rng(seed).normal(size=(2 * shape[0], 5 * shape[1])).astype(
         np.float32)
 
 
-def running_mean_case(fn, shape: tuple[int, int], seed: int, jit: bool = False) -> dict:
-    """``fn(x)`` for x typed P('data', 'model') on an Explicit mesh set with set_mesh."""
+def placed_rows(shape: tuple[int, int], seed: int) -> tuple[Mesh, jax.Array]:
     mesh = jax.make_mesh(shape, ("data", "model"))
-    x = sequences(shape, seed)
-    placed = jax.device_put(x, NamedSharding(mesh, P("data", "model")))
+    return mesh, jax.device_put(clip_rows(shape, seed), NamedSharding(mesh, P("data", "model")))
+
+
+def clipped_case(fn, shape: tuple[int, int], seed: int, jit: bool = False) -> dict:
+    """``fn(x)`` for x typed P('data', 'model') on an Explicit mesh set with set_mesh."""
+    mesh, placed = placed_rows(shape, seed)
     with jax.set_mesh(mesh):
         out = (jitted(fn) if jit else fn)(placed)
         out_type = spec_list(jax.typeof(out).sharding.spec)
-    down_columns = np.cumsum(x, axis=0) / np.arange(1, x.shape[0] + 1)[:, None]
-    return {"result": out, "type": out_type, "blocks": layout(out)["shard_shapes"],
-            "_down_columns": down_columns}
+    x = clip_rows(shape, seed)
+    return {"result": out, "type": out_type,
+            "_down_columns": np.minimum(x, np.quantile(x, 0.9, axis=0, keepdims=True)),
+            "_floored": np.maximum(x, np.quantile(x, 0.9, axis=1, keepdims=True))}
 
 
-def running_mean_program(fn, shape: tuple[int, int], seed: int) -> dict:
-    """What the compiled program of ``fn`` communicates, and the blocks it gathers."""
-    from grader.public.training import gathered_shapes  # the measure is registered there
+def clipped_program(fn, shape: tuple[int, int], seed: int) -> dict:
+    """The bytes one device sends in the compiled program of ``fn``, and its collectives."""
+    from grader.public.cost import cost_bytes_sent  # the measure is registered there
 
-    mesh = jax.make_mesh(shape, ("data", "model"))
-    placed = jax.device_put(sequences(shape, seed), NamedSharding(mesh, P("data", "model")))
+    mesh, placed = placed_rows(shape, seed)
     with jax.set_mesh(mesh):
-        return {"collectives": hlo_collectives(fn, placed),
-                "gathered": gathered_shapes(fn, placed)}
+        return {"sent": cost_bytes_sent(fn, placed), "collectives": hlo_collectives(fn, placed)}
 
 
-running_type = Hint(lambda got, want: "type" in got and got["type"] != want["type"],
-                    hints.HINT_RUNNING_TYPE)
-down_columns = Hint(lambda got, want: close(got.get("result"), want["_down_columns"]),
-                    hints.HINT_RUNNING_AXIS)
-gathers_rows_too = Hint(
-    lambda got, want: len(got.get("gathered", [])) > len(want.get("gathered", []))
-    or got.get("collectives", {}).get("all-gather", 0) > want["collectives"]["all-gather"],
-    hints.HINT_RUNNING_GATHERS_ALL)
+clip_type = Hint(lambda got, want: "type" in got and got["type"] != want["type"],
+                 hints.HINT_CLIP_TYPE)
+clip_down_columns = Hint(lambda got, want: close(got.get("result"), want["_down_columns"]),
+                         hints.HINT_CLIP_AXIS)
+clip_floored = Hint(lambda got, want: close(got.get("result"), want["_floored"]),
+                    hints.HINT_CLIP_FLOOR)
+CLIP_HINTS = [clip_type, clip_down_columns, clip_floored]
 
 
-@case("running_mean", hidden=False, hints=[running_type, down_columns])
-def running_mean_typed_like_x(fn):
-    return running_mean_case(fn, mesh_shape("many"), seed=0)
+def no_more_bytes_than_a_row_gather(got: dict, want: dict) -> Verdict:
+    """A judge of clipped_program: the program sends no more than the reference's, which
+    gathers each row along 'model' for the quantile and nothing else."""
+    have, best = got.get("sent"), want.get("sent")
+    if have is not None and float(have) <= float(best) + 1e-6:
+        return Verdict(True)
+    sorted_by_xla = (got.get("collectives") or {}).get("all-to-all", 0) > 0
+    return Verdict(False, hints.MSG_CLIP_BYTES.format(have=have, best=float(best)),
+                   hints.HINT_CLIP_XLA_SORTS if sorted_by_xla else hints.HINT_CLIP_GATHERS_ROWS)
 
 
-@case("running_mean", hidden=False, hints=[gathers_rows_too])
-def gathers_only_along_time(fn):
-    return running_mean_program(fn, mesh_shape("many"), seed=1)
+@case("clip_outliers", hidden=False, hints=CLIP_HINTS)
+def clipped_and_typed_like_x(fn):
+    return clipped_case(fn, mesh_shape("many"), seed=0)
+
+
+@case("clip_outliers", hidden=False, judge=no_more_bytes_than_a_row_gather)
+def sends_no_more_than_a_row_gather(fn):
+    return clipped_program(fn, mesh_shape("many"), seed=1)

@@ -47,6 +47,9 @@ SAMPLES = {
     "HINT_NEEDS_OUT_SHARDING": (
         "Contracting dimensions are sharded and it is ambiguous how the output should be "
         "sharded"),
+    "HINT_ILLEGAL_SHARDING": (
+        "dot_general operation with inputs: f32[64@data,16], f32[16,16@data] produces an "
+        "illegally sharded result: f32[64@data,16@data]"),
     "HINT_SPEC_WITHOUT_MESH": (
         "Using PartitionSpec when you are not under a mesh context is not allowed"),
     "HINT_CONSTRAINT_ON_EXPLICIT": (

@@ -8,6 +8,7 @@ import re
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 from mistakes import Mistakes, assert_passes_without_hint, lesson_tests
@@ -76,12 +77,10 @@ def affine_with(w_spec, b_spec, shardings=True):
     return make_sharded_affine
 
 
-def explicit_with(*spec):
-    def explicit_matmul(x, w):
-        mesh = x.sharding.mesh
-        return jnp.matmul(x, w, out_sharding=NamedSharding(mesh, P(*spec)))
-
-    return explicit_matmul
+def fix_residual(x, w):
+    mesh = jax.typeof(x).sharding.mesh
+    whole_w = jax.reshard(w, NamedSharding(mesh, P()))
+    return x + jnp.tanh(x @ whole_w)
 
 
 def matmul_type_by_trying(lhs, rhs):
@@ -105,24 +104,23 @@ def init_with(w_spec, b_spec, scale=lambda d_in: (2 / d_in) ** 0.5):
     return init_layer
 
 
-def running_mean_via(reshard_to):
-    def running_mean(x):
-        whole_time = jax.reshard(x, reshard_to)
-        sums = jax.reshard(jnp.cumsum(whole_time, axis=1), P("data", "model"))
-        return sums / (jnp.arange(x.shape[1]) + 1.0)
+def clip_via(reshard_to):
+    def clip_outliers(x):
+        rows = jax.reshard(x, reshard_to)
+        return jnp.minimum(x, jnp.quantile(rows, 0.9, axis=1, keepdims=True))
 
-    return running_mean
+    return clip_outliers
 
 
 CORRECT = {
     "matmul_type": matmul_type_by_trying,
     "init_layer": init_with(P("data", "model"), P("model")),
-    "running_mean": running_mean_via(P("data", None)),
+    "clip_outliers": clip_via(P("data", None)),
     "no_comm_matmul_specs": no_comm_matmul_specs,
     "count_collectives": counter(compiled_text),
     "normalize_columns": normalize_columns,
     "make_sharded_affine": affine_with((None, "model"), ("model",)),
-    "explicit_matmul": explicit_with("x", "y"),
+    "fix_residual": fix_residual,
 }
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
@@ -193,33 +191,56 @@ def returns_a_plain_function(mesh):
     return lambda x, w, b: x @ w + b
 
 
-# --- explicit_matmul ------------------------------------------------------------------------
-mistake("explicit_matmul", hints.HINT_EXPLICIT_COLUMNS, "out_sharding_rows_only")(
-    explicit_with("x", None))
+# --- fix_residual -------------------------------------------------------------------------
+@mistake("fix_residual", hints.HINT_ILLEGAL_SHARDING)
+def leaves_the_layer_as_it_was(x, w):
+    return x + jnp.tanh(x @ w)
 
 
-@mistake("explicit_matmul", hints.HINT_NEEDS_OUT_SHARDING)
-def leaves_the_out_sharding_to_jax(x, w):
-    return x @ w
+@mistake("fix_residual", hints.HINT_RESIDUAL_GATHERS_X)
+def gathers_x_then_splits_the_rows_again(x, w):
+    mesh = jax.typeof(x).sharding.mesh
+    h = jnp.tanh(jax.reshard(x, NamedSharding(mesh, P())) @ w)
+    return x + jax.reshard(h, NamedSharding(mesh, P("data", None)))
 
 
-@mistake("explicit_matmul", hints.HINT_SPEC_WITHOUT_MESH)
+@mistake("fix_residual", hints.HINT_RESIDUAL_W_TWICE)
+def splits_the_rows_of_w(x, w):
+    mesh = jax.typeof(x).sharding.mesh
+    return x + jnp.tanh(x @ jax.reshard(w, NamedSharding(mesh, P("data", None))))
+
+
+@mistake("fix_residual", hints.HINT_RESIDUAL_TYPE, also=(hints.HINT_RESIDUAL_GATHERS_X,))
+def replicates_everything(x, w):
+    mesh = jax.typeof(x).sharding.mesh
+    whole = NamedSharding(mesh, P())
+    x = jax.reshard(x, whole)
+    return x + jnp.tanh(x @ jax.reshard(w, whole))
+
+
+@mistake("fix_residual", hints.HINT_NEEDS_OUT_SHARDING)
+def splits_both_contracted_dimensions(x, w):
+    mesh = jax.typeof(x).sharding.mesh
+    x_cols = jax.reshard(x, NamedSharding(mesh, P(None, "data")))
+    return x + jnp.tanh(x_cols @ jax.reshard(w, NamedSharding(mesh, P("data", None))))
+
+
+@mistake("fix_residual", hints.HINT_SPEC_WITHOUT_MESH)
 def passes_a_bare_spec_without_a_mesh(x, w):
-    return jnp.matmul(x, w, out_sharding=P("x", "y"))
+    return x + jnp.tanh(jnp.dot(x, w, out_sharding=P("data", None)))
 
 
-@mistake("explicit_matmul", hints.HINT_COMMITTED_DEVICES)
-def keeps_w_on_the_first_device(x, w):
-    w = jax.device_put(w, jax.devices()[0])
-    return jnp.matmul(x, w, out_sharding=NamedSharding(x.sharding.mesh, P("x", "y")))
+@mistake("fix_residual", hints.HINT_COMMITTED_DEVICES)
+def gathers_w_through_the_host_onto_one_device(x, w):
+    w = jax.device_put(np.asarray(w), jax.devices()[0])
+    return x + jnp.tanh(x @ w)
 
 
-@mistake("explicit_matmul", hints.HINT_MIXED_MESHES)
+@mistake("fix_residual", hints.HINT_MIXED_MESHES)
 def places_w_on_an_auto_mesh_of_its_own(x, w):
-    explicit = x.sharding.mesh
-    auto = Mesh(explicit.devices, explicit.axis_names)  # jax.sharding.Mesh: Auto axes
-    w = jax.device_put(w, NamedSharding(auto, P(None, "y")))
-    return jnp.matmul(x, w, out_sharding=NamedSharding(explicit, P("x", "y")))
+    auto = Mesh(jax.devices(), ("data",))  # jax.sharding.Mesh: Auto axes
+    w = jax.device_put(w, NamedSharding(auto, P()))
+    return x + jnp.tanh(x @ w)
 
 
 # --- matmul_type --------------------------------------------------------------------------
@@ -258,36 +279,46 @@ mistake("init_layer", hints.HINT_INIT_SCALE, "scaled_by_the_variance")(
     init_with(P("data", "model"), P("model"), scale=lambda d_in: 2 / d_in))
 
 
-# --- running_mean -------------------------------------------------------------------------
-@mistake("running_mean", hints.HINT_EXPLICIT_REFUSES)
-def cumsum_on_the_split_axis(x):
-    return jnp.cumsum(x, axis=1) / (jnp.arange(x.shape[1]) + 1.0)
+# --- clip_outliers ------------------------------------------------------------------------
+@mistake("clip_outliers", hints.HINT_EXPLICIT_REFUSES)
+def leaves_the_quantile_on_split_rows(x):
+    return jnp.minimum(x, jnp.quantile(x, 0.9, axis=1, keepdims=True))
 
 
-mistake("running_mean", hints.HINT_RUNNING_GATHERS_ALL, "gathers_everything_first")(
-    running_mean_via(P()))
+@mistake("clip_outliers", hints.HINT_CLIP_XLA_SORTS)
+def hands_the_quantile_to_auto_axes(x):
+    cut = jax.sharding.auto_axes(lambda v: jnp.quantile(v, 0.9, axis=1, keepdims=True),
+                                 out_sharding=P("data", None))(x)
+    return jnp.minimum(x, cut)
 
 
-@mistake("running_mean", hints.HINT_RUNNING_TYPE)
-def leaves_time_whole(x):
-    sums = jnp.cumsum(jax.reshard(x, P("data", None)), axis=1)
-    return sums / (jnp.arange(x.shape[1]) + 1.0)
+mistake("clip_outliers", hints.HINT_CLIP_GATHERS_ROWS, "gathers_everything_first")(
+    clip_via(P()))
 
 
-@mistake("running_mean", hints.HINT_CONSTRAINT_ON_EXPLICIT)
+@mistake("clip_outliers", hints.HINT_CLIP_TYPE)
+def clips_the_gathered_copy(x):
+    rows = jax.reshard(x, P("data", None))
+    return jnp.minimum(rows, jnp.quantile(rows, 0.9, axis=1, keepdims=True))
+
+
+@mistake("clip_outliers", hints.HINT_CLIP_AXIS, also=(hints.HINT_CLIP_GATHERS_ROWS,))
+def cuts_each_column(x):
+    columns = jax.reshard(x, P(None, "model"))
+    return jnp.minimum(x, jnp.quantile(columns, 0.9, axis=0, keepdims=True))
+
+
+@mistake("clip_outliers", hints.HINT_CLIP_FLOOR)
+def clips_from_below(x):
+    cut = jnp.quantile(jax.reshard(x, P("data", None)), 0.9, axis=1, keepdims=True)
+    return jnp.clip(x, cut)
+
+
+@mistake("clip_outliers", hints.HINT_CONSTRAINT_ON_EXPLICIT)
 def constrains_instead_of_resharding(x):
     mesh = jax.typeof(x).sharding.mesh
-    whole_time = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("data", None)))
-    sums = jax.lax.with_sharding_constraint(jnp.cumsum(whole_time, axis=1),
-                                            NamedSharding(mesh, P("data", "model")))
-    return sums / (jnp.arange(x.shape[1]) + 1.0)
-
-
-@mistake("running_mean", hints.HINT_RUNNING_AXIS)
-def averages_down_the_columns(x):
-    cumsum = jax.sharding.auto_axes(lambda v: jnp.cumsum(v, axis=0),
-                                    out_sharding=P("data", "model"))
-    return cumsum(x) / (jnp.arange(x.shape[0]) + 1.0)[:, None]
+    rows = jax.lax.with_sharding_constraint(x, NamedSharding(mesh, P("data", None)))
+    return jnp.minimum(x, jnp.quantile(rows, 0.9, axis=1, keepdims=True))
 
 
 def test_the_reference_predictions_are_what_jax_does():
