@@ -25,6 +25,7 @@ from grader.public.jit_sharding import (
     column_matrix,
     constrained_late,
     counted_twice,
+    given_mesh,
     initialised,
     jax_types,
     layer_sizes,
@@ -150,22 +151,22 @@ def one_all_to_all_on_every_device_count(fn):
 
 
 # --- make_sharded_affine --------------------------------------------------------------------
-@case("make_sharded_affine", hidden=True, hints=[on_one_device, w_whole])
+@case("make_sharded_affine", hidden=True, hints=[on_one_device, w_whole, given_mesh])
 def random_inputs_on_a_mesh_with_more_model_devices(fn):
     return sharded_affine(fn, mesh_shape("few"), seed=30)
 
 
-@case("make_sharded_affine", hidden=True, hints=[on_one_device, w_whole])
+@case("make_sharded_affine", hidden=True, hints=[on_one_device, w_whole, given_mesh])
 def every_device_on_data(fn):
     return sharded_affine(fn, mesh_shape("all"), seed=31)
 
 
-@case("make_sharded_affine", hidden=True, hints=[on_one_device, w_whole])
+@case("make_sharded_affine", hidden=True, hints=[on_one_device, w_whole, given_mesh])
 def every_device_on_model(fn):
     return sharded_affine(fn, mesh_shape("none"), seed=32)
 
 
-@case("make_sharded_affine", hidden=True, hints=[on_one_device, w_whole])
+@case("make_sharded_affine", hidden=True, hints=[on_one_device, w_whole, given_mesh])
 def accepts_inputs_already_placed_as_asked(fn):
     return sharded_affine(fn, mesh_shape("many"), seed=33, committed=True)
 

@@ -44,6 +44,11 @@ HINT_AFFINE_W_WHOLE = (
     "Every device holds all of w: split its columns over 'model' (in_shardings entry "
     "NamedSharding(mesh, P(None, 'model'))), and b the same way, P('model')."
 )
+HINT_AFFINE_GIVEN_MESH = (
+    "The values are right but laid out for another mesh than the one given: build every "
+    "NamedSharding from the `mesh` argument, whose shape changes from call to call, never "
+    "from a mesh of your own."
+)
 HINT_RESIDUAL_TYPE = (
     "The result is not typed P('data', None) like x: the layer's output must keep the rows "
     "of the batch over 'data'. Choose the product's sharding yourself (out_sharding=... of "

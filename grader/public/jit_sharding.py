@@ -252,11 +252,20 @@ on_one_device = Hint(lambda got, want: close(got["result_blocks"], want["_one_de
                      hints.HINT_AFFINE_ONE_DEVICE)
 w_whole = Hint(lambda got, want: close(got["w_blocks"], want["_w_whole"]),
                hints.HINT_AFFINE_W_WHOLE)
+given_mesh = Hint(lambda got, want: close(got["result"], want["result"]),
+                  hints.HINT_AFFINE_GIVEN_MESH)
 
 
-@case("make_sharded_affine", hidden=False, hints=[on_one_device, w_whole])
+@case("make_sharded_affine", hidden=False, hints=[on_one_device, w_whole, given_mesh])
 def places_numpy_inputs_and_the_result(fn):
     return sharded_affine(fn, mesh_shape("many"))
+
+
+@case("make_sharded_affine", hidden=False, hints=[on_one_device, w_whole, given_mesh])
+def uses_the_mesh_it_is_given(fn):
+    """The same on a mesh of another shape (2 x 4 on 8 devices): a function that builds
+    a mesh of its own instead of the one given passes the first case only."""
+    return sharded_affine(fn, mesh_shape("few"))
 
 
 # --- fix_residual -------------------------------------------------------------------------

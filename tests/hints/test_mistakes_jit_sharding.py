@@ -191,6 +191,13 @@ def returns_a_plain_function(mesh):
     return lambda x, w, b: x @ w + b
 
 
+@mistake("make_sharded_affine", hints.HINT_AFFINE_GIVEN_MESH)
+def builds_a_mesh_of_its_own(mesh):
+    n = jax.device_count()
+    own = Mesh(np.array(jax.devices()).reshape(n // 2, 2), ("data", "model"))
+    return affine_with((None, "model"), ("model",))(own)
+
+
 # --- fix_residual -------------------------------------------------------------------------
 @mistake("fix_residual", hints.HINT_ILLEGAL_SHARDING)
 def leaves_the_layer_as_it_was(x, w):
