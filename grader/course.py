@@ -269,9 +269,9 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Bytes of params, grads and Adam's m, v one device holds under ZeRO stage 0-3.",
     ),
     Exercise(
-        "predicted_bytes_sent",
+        "bytes_sent_2d",
         lesson="07_cost",
-        summary="Predict the bytes a device sends in a linear layer's step: dp, tp or fsdp.",
+        summary="Predict the bytes a device sends in a linear layer's step on a data x model mesh.",
     ),
     Exercise(
         "remat_mlp_grads",

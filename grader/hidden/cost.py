@@ -17,16 +17,15 @@ from grader.framework.placement import layout
 from grader.framework.probes import hlo_collectives, program_summary
 from grader.hints import cost as hints
 from grader.public.cost import (
-    SENT_HINTS,
+    SENT_2D_HINTS,
     STAGES,
-    STRATEGIES,
     adam_inputs,
     bytes_and_layout,
     cost_memory_bytes,
     deep_mlp_inputs,
     fewest_bytes,
     linear_inputs,
-    measured_bytes_sent,
+    measured_bytes_sent_2d,
     measured_state_bytes,
     mlp_grads_context,
     moments_replicated,
@@ -35,6 +34,7 @@ from grader.public.cost import (
     reduce_scatter_not_all_reduce,
     remat_forgot_pmean,
     remat_summed,
+    sent_2d_context,
     sgd_context,
     stages_wrong,
     step_at,
@@ -86,20 +86,24 @@ def a_large_model_on_many_devices(fn):
                        for stage in STAGES]}
 
 
-# --- predicted_bytes_sent ------------------------------------------------------------------
-@case("predicted_bytes_sent", hidden=True, judge=matches_measured(SENT_HINTS))
-def matches_the_bytes_compiled_programs_send(fn):
-    cases = [(s, batch * n, 4 * n, 3 * n, n) for n in COUNTS[1:] if _on(n)
-             for batch in (2, 7) for s in STRATEGIES]
-    return {"result": [float(fn(*c)) for c in cases], "_cases": [list(c) for c in cases],
-            "_measured": [measured_bytes_sent(*c) for c in cases]}
+# --- bytes_sent_2d ---------------------------------------------------------------------------
+MESHES_2D = ((1, 1), (2, 1), (1, 2), (2, 2), (4, 2), (2, 4), (8, 1), (1, 8))
 
 
-@case("predicted_bytes_sent", hidden=True, hints=SENT_HINTS)
-def a_wide_layer_on_many_devices(fn):
-    cases = [(s, batch, 4096, 1024, n) for n in (16, 256) for batch in (256, 65536)
-             for s in STRATEGIES]
-    return {"result": [float(fn(*c)) for c in cases], "_cases": [list(c) for c in cases]}
+@case("bytes_sent_2d", hidden=True, judge=matches_measured(SENT_2D_HINTS))
+def matches_the_bytes_compiled_2d_steps_send(fn):
+    cases = [(batch * data * model, d_in * data * model, 5, data, model)
+             for data, model in MESHES_2D if _on(data * model)
+             for batch, d_in in ((3, 2), (1, 4))]
+    return {"result": [float(fn(*c)) for c in cases], **sent_2d_context(cases),
+            "_measured": [measured_bytes_sent_2d(*c) for c in cases]}
+
+
+@case("bytes_sent_2d", hidden=True, hints=SENT_2D_HINTS)
+def a_wide_layer_on_large_meshes(fn):
+    cases = [(batch, 8192, 2048, data, model) for data, model in ((64, 8), (8, 64), (256, 1))
+             for batch in (1024, 65536)]
+    return {"result": [float(fn(*c)) for c in cases], **sent_2d_context(cases)}
 
 
 # --- remat_mlp_grads -------------------------------------------------------------------------

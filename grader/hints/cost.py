@@ -26,23 +26,27 @@ HINT_STATE_STAGES = (
     "per parameter); stage 1 splits both of Adam's moments, stage 2 the gradients as well, "
     "stage 3 the parameters too (16 / n_devices bytes per parameter)."
 )
-# --- predicted_bytes_sent ------------------------------------------------------------------
-HINT_SENT_RING = (
-    "The bytes count the whole array once per collective. In a ring of n devices an "
-    "all-reduce sends 2 (n - 1) / n times its operand per device (a reduce-scatter, then an "
-    "all-gather of the n pieces); an all-gather sends n - 1 blocks, a reduce-scatter "
-    "(n - 1) / n of its operand."
+# --- bytes_sent_2d ---------------------------------------------------------------------------
+HINT_2D_GROUP = (
+    "Both collectives were counted over all data * model devices. Each runs over one axis "
+    "only: the psum over 'model' among the model devices that share a block of rows of x "
+    "(2 (model - 1) / model times its operand), the pmean over 'data' among the data "
+    "devices that hold the same rows of w (2 (data - 1) / data times its operand)."
 )
-HINT_SENT_FSDP = (
-    "FSDP's step has two collectives on the weights: the forward all-gathers the row blocks "
-    "of w ((n - 1) blocks of d_in / n rows sent per device) and the backward reduce-scatters "
-    "the gradient of the whole w ((n - 1) / n of it). Together they send as much as "
-    "data parallelism's one all-reduce."
+HINT_2D_OPERAND = (
+    "The operands were taken whole. A collective's operand is the block one device holds: "
+    "the partial products of its batch / data rows of x, (batch / data) x d_out numbers, and "
+    "the gradient of its d_in / model rows of w, (d_in / model) x d_out numbers."
 )
-HINT_SENT_TP = (
-    "Tensor parallelism here splits w by rows (d_in) and x by columns: what it all-reduces "
-    "is the partial products x @ w, batch x d_out numbers, not the weights. That is why it "
-    "wins when the batch is smaller than d_in."
+HINT_2D_RING = (
+    "Each operand was counted once. Under the course's traffic model an all-reduce over k "
+    "devices sends 2 (k - 1) / k times its operand per device (a reduce-scatter, then an "
+    "all-gather), and nothing over a group of one."
+)
+HINT_2D_BOTH = (
+    "Only one of the two collectives was counted. The step has both: the psum over 'model' "
+    "of the partial products x @ w (activations, as in tp) and the pmean over 'data' of the "
+    "gradient of w's rows (weights, as in dp)."
 )
 # --- remat_mlp_grads -------------------------------------------------------------------------
 MSG_TEMP = (

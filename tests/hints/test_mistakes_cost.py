@@ -28,17 +28,18 @@ def state_bytes_with(bytes_per_number=4, split_of=None):
     return training_state_bytes
 
 
-def sent_with(all_reduce=lambda n: 2 * (n - 1) / n, fsdp_collectives=2, tp_moves="activations"):
-    def predicted_bytes_sent(strategy, batch, d_in, d_out, n):
-        weights, activations = 4 * d_in * d_out, 4 * batch * d_out
-        if strategy == "dp":
-            return all_reduce(n) * weights
-        if strategy == "tp":
-            return all_reduce(n) * (activations if tp_moves == "activations" else weights)
-        gather = (n - 1) * weights / n
-        return gather * fsdp_collectives
+def sent_2d_with(group=lambda data, model, axis: axis, whole_operands=False,
+                 all_reduce=lambda k: 2 * (k - 1) / k, collectives=("psum", "pmean")):
+    def bytes_sent_2d(batch, d_in, d_out, data, model):
+        rows, w_rows = (batch, d_in) if whole_operands else (batch / data, d_in / model)
+        sent = 0.0
+        if "psum" in collectives:
+            sent += all_reduce(group(data, model, model)) * 4 * rows * d_out
+        if "pmean" in collectives:
+            sent += all_reduce(group(data, model, data)) * 4 * w_rows * d_out
+        return sent
 
-    return predicted_bytes_sent
+    return bytes_sent_2d
 
 
 def checkpointed_scan(ws, x):
@@ -143,7 +144,7 @@ def cheapest_with(choose_tp=lambda x, w: x.shape[0] < w.shape[0], vary=True):
 
 CORRECT = {
     "training_state_bytes": state_bytes_with(),
-    "predicted_bytes_sent": sent_with(),
+    "bytes_sent_2d": sent_2d_with(),
     "remat_mlp_grads": remat_with(checkpointed_scan),
     "zero2_adam_step": zero2_with(scattered),
     "cheapest_step": cheapest_with(),
@@ -160,15 +161,17 @@ mistake("training_state_bytes", hints.HINT_STATE_STAGES, "no_gradients")(
     lambda n_params, n_devices, stage: 4 * n_params * (
         (3 - min(stage + 1, 3)) + min(stage + 1, 3) / n_devices) if stage else 12 * n_params)
 
-# --- predicted_bytes_sent ------------------------------------------------------------------
-mistake("predicted_bytes_sent", hints.HINT_SENT_RING, "operand_once")(
-    sent_with(all_reduce=lambda n: 1.0 if n > 1 else 0.0))
-mistake("predicted_bytes_sent", hints.HINT_SENT_FSDP, "fsdp_gather_only")(
-    sent_with(fsdp_collectives=1))
-mistake("predicted_bytes_sent", hints.HINT_SENT_FSDP, "fsdp_gathers_twice")(
-    sent_with(fsdp_collectives=3))
-mistake("predicted_bytes_sent", hints.HINT_SENT_TP, "tp_moves_weights")(
-    sent_with(tp_moves="weights"))
+# --- bytes_sent_2d ---------------------------------------------------------------------------
+mistake("bytes_sent_2d", hints.HINT_2D_GROUP, "every_device_in_each_group")(
+    sent_2d_with(group=lambda data, model, axis: data * model))
+mistake("bytes_sent_2d", hints.HINT_2D_OPERAND, "whole_operands")(
+    sent_2d_with(whole_operands=True))
+mistake("bytes_sent_2d", hints.HINT_2D_RING, "operand_once")(
+    sent_2d_with(all_reduce=lambda k: 1.0 if k > 1 else 0.0))
+mistake("bytes_sent_2d", hints.HINT_2D_BOTH, "only_the_psum")(
+    sent_2d_with(collectives=("psum",)))
+mistake("bytes_sent_2d", hints.HINT_2D_BOTH, "only_the_pmean")(
+    sent_2d_with(collectives=("pmean",)))
 
 # --- remat_mlp_grads -------------------------------------------------------------------------
 mistake("remat_mlp_grads", hints.HINT_REMAT_PLAIN, "no_checkpoint")(remat_with(mlp_loss))
@@ -208,8 +211,8 @@ mistake("cheapest_step", hints.HINT_CHEAPEST_SUMMED, "dp_no_pcast",
 @pytest.mark.parametrize("case_id, wrong, hint", [
     ("training_state_bytes:matches_memory_analysis_of_compiled_updates", state_bytes_with(8),
      hints.HINT_STATE_FLOAT32),
-    ("predicted_bytes_sent:matches_the_bytes_compiled_programs_send",
-     sent_with(tp_moves="weights"), hints.HINT_SENT_TP),
+    ("bytes_sent_2d:matches_the_bytes_compiled_2d_steps_send",
+     sent_2d_with(group=lambda data, model, axis: data * model), hints.HINT_2D_GROUP),
     ("zero2_adam_step:bytes_one_device_holds", zero2_with(scattered, moments_out=P()),
      hints.HINT_ZERO_MOMENTS_SPLIT),
     ("cheapest_step:sends_the_fewest_bytes_with_a_batch_just_above_d_in",
@@ -217,7 +220,7 @@ mistake("cheapest_step", hints.HINT_CHEAPEST_SUMMED, "dp_no_pcast",
     ("cheapest_step:both_regimes_from_replicated_inputs",
      cheapest_with(choose_tp=lambda x, w: x.shape[0] >= w.shape[0]),
      hints.HINT_CHEAPEST_CHOICE),
-], ids=["state_float64", "tp_moves_weights", "moments_gathered", "always_tp",
+], ids=["state_float64", "group_of_every_device", "moments_gathered", "always_tp",
         "choice_inverted"])
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
     """A prediction held against the compiled reference programs, the bytes one device
