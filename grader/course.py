@@ -280,9 +280,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "cheapest_step",
+        "best_mesh_step",
         lesson="07_cost",
-        summary="A linear layer's SGD step run as dp or tp, whichever sends fewer bytes.",
+        summary="The linear layer's SGD step on the data x model mesh that sends the fewest bytes.",
         all_devices=True,
     ),
     Exercise(
