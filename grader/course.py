@@ -270,9 +270,9 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Bytes of params, grads and Adam's m, v one device holds under ZeRO stage 0-3.",
     ),
     Exercise(
-        "predicted_bytes_sent",
+        "bytes_sent_2d",
         lesson="07_cost",
-        summary="Predict the bytes a device sends in a linear layer's step: dp, tp or fsdp.",
+        summary="Predict the bytes a device sends in a linear layer's step on a data x model mesh.",
     ),
     Exercise(
         "remat_mlp_grads",
@@ -281,9 +281,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "cheapest_step",
+        "best_mesh_step",
         lesson="07_cost",
-        summary="A linear layer's SGD step run as dp or tp, whichever sends fewer bytes.",
+        summary="The linear layer's SGD step on the data x model mesh that sends the fewest bytes.",
         all_devices=True,
     ),
     Exercise(

@@ -17,16 +17,15 @@ from grader.framework.placement import layout
 from grader.framework.probes import hlo_collectives, program_summary
 from grader.hints import cost as hints
 from grader.public.cost import (
-    SENT_HINTS,
+    SENT_2D_HINTS,
     STAGES,
-    STRATEGIES,
     adam_inputs,
-    bytes_and_layout,
+    bytes_sent_by,
     cost_memory_bytes,
     deep_mlp_inputs,
     fewest_bytes,
     linear_inputs,
-    measured_bytes_sent,
+    measured_bytes_sent_2d,
     measured_state_bytes,
     mlp_grads_context,
     moments_replicated,
@@ -35,6 +34,7 @@ from grader.public.cost import (
     reduce_scatter_not_all_reduce,
     remat_forgot_pmean,
     remat_summed,
+    sent_2d_context,
     sgd_context,
     stages_wrong,
     step_at,
@@ -86,20 +86,24 @@ def a_large_model_on_many_devices(fn):
                        for stage in STAGES]}
 
 
-# --- predicted_bytes_sent ------------------------------------------------------------------
-@case("predicted_bytes_sent", hidden=True, judge=matches_measured(SENT_HINTS))
-def matches_the_bytes_compiled_programs_send(fn):
-    cases = [(s, batch * n, 4 * n, 3 * n, n) for n in COUNTS[1:] if _on(n)
-             for batch in (2, 7) for s in STRATEGIES]
-    return {"result": [float(fn(*c)) for c in cases], "_cases": [list(c) for c in cases],
-            "_measured": [measured_bytes_sent(*c) for c in cases]}
+# --- bytes_sent_2d ---------------------------------------------------------------------------
+MESHES_2D = ((1, 1), (2, 1), (1, 2), (2, 2), (4, 2), (2, 4), (8, 1), (1, 8))
 
 
-@case("predicted_bytes_sent", hidden=True, hints=SENT_HINTS)
-def a_wide_layer_on_many_devices(fn):
-    cases = [(s, batch, 4096, 1024, n) for n in (16, 256) for batch in (256, 65536)
-             for s in STRATEGIES]
-    return {"result": [float(fn(*c)) for c in cases], "_cases": [list(c) for c in cases]}
+@case("bytes_sent_2d", hidden=True, judge=matches_measured(SENT_2D_HINTS))
+def matches_the_bytes_compiled_2d_steps_send(fn):
+    cases = [(batch * data * model, d_in * data * model, 5, data, model)
+             for data, model in MESHES_2D if _on(data * model)
+             for batch, d_in in ((3, 2), (1, 4))]
+    return {"result": [float(fn(*c)) for c in cases], **sent_2d_context(cases),
+            "_measured": [measured_bytes_sent_2d(*c) for c in cases]}
+
+
+@case("bytes_sent_2d", hidden=True, hints=SENT_2D_HINTS)
+def a_wide_layer_on_large_meshes(fn):
+    cases = [(batch, 8192, 2048, data, model) for data, model in ((64, 8), (8, 64), (256, 1))
+             for batch in (1024, 65536)]
+    return {"result": [float(fn(*c)) for c in cases], **sent_2d_context(cases)}
 
 
 # --- remat_mlp_grads -------------------------------------------------------------------------
@@ -176,35 +180,40 @@ def bytes_one_device_holds(fn):
 
 
 
-# --- cheapest_step ---------------------------------------------------------------------------
+# --- best_mesh_step --------------------------------------------------------------------------
 def placed_linear(seed: int, batch_per_device: int, d_in_per_device: int) -> tuple:
-    """The inputs on the mesh, laid out as neither strategy wants them: all replicated."""
+    """The inputs on the mesh, laid out as no mesh shape wants them: all replicated."""
     mesh = jax.make_mesh((jax.device_count(),), ("data",))
     return jax.device_put(linear_inputs(seed, batch_per_device, d_in_per_device),
                           NamedSharding(mesh, P()))
 
 
-wrong_choice = Hint(lambda got, want: not close(got["layouts"], want["layouts"]),
-                   hints.HINT_CHEAPEST_CHOICE)
+wrong_shape = Hint(lambda got, want: not close(got["layouts"], want["layouts"]),
+                   hints.HINT_MESH_LAYOUT)
 
 
-@case("cheapest_step", hidden=True, hints=[step_summed, wrong_choice])
-def both_regimes_from_replicated_inputs(fn):
+@case("best_mesh_step", hidden=True, hints=[step_summed, wrong_shape])
+def a_tiny_and_a_large_batch_from_replicated_inputs(fn):
     results = {}
-    for regime, sizes in (("small", (1, 2)), ("large", (3, 1))):
+    for regime, sizes in (("tiny", (1, 5)), ("large", (8, 1))):
         new = fn(*placed_linear(140, *sizes))
         results[regime] = {"w": new, "layout": layout(new)}
-    w, x, y = linear_inputs(140, 3, 1)
+    w, x, y = linear_inputs(140, 8, 1)
     return {"result": results["large"]["w"], "layouts": [results[r]["layout"]
-                                                          for r in ("small", "large")],
-            "small": results["small"]["w"], **sgd_context(w, x, y)}
+                                                          for r in ("tiny", "large")],
+            "tiny": results["tiny"]["w"], **sgd_context(w, x, y)}
 
 
-@case("cheapest_step", hidden=True, judge=fewest_bytes)
-def sends_the_fewest_bytes_with_a_tiny_batch(fn):
-    return bytes_and_layout(fn, *linear_inputs(141, 1, 5))
+@case("best_mesh_step", hidden=True, judge=fewest_bytes)
+def a_batch_a_third_of_d_in_sends_the_fewest_bytes(fn):
+    return bytes_sent_by(fn, *linear_inputs(141, 1, 3))
 
 
-@case("cheapest_step", hidden=True, judge=fewest_bytes)
-def sends_the_fewest_bytes_with_a_batch_just_above_d_in(fn):
-    return bytes_and_layout(fn, *linear_inputs(142, 3, 2))
+@case("best_mesh_step", hidden=True, judge=fewest_bytes)
+def a_batch_three_times_d_in_sends_the_fewest_bytes(fn):
+    return bytes_sent_by(fn, *linear_inputs(142, 3, 1))
+
+
+@case("best_mesh_step", hidden=True, judge=fewest_bytes)
+def a_batch_eight_times_d_in_sends_the_fewest_bytes(fn):
+    return bytes_sent_by(fn, *linear_inputs(143, 8, 1))

@@ -26,23 +26,27 @@ HINT_STATE_STAGES = (
     "per parameter); stage 1 splits both of Adam's moments, stage 2 the gradients as well, "
     "stage 3 the parameters too (16 / n_devices bytes per parameter)."
 )
-# --- predicted_bytes_sent ------------------------------------------------------------------
-HINT_SENT_RING = (
-    "The bytes count the whole array once per collective. In a ring of n devices an "
-    "all-reduce sends 2 (n - 1) / n times its operand per device (a reduce-scatter, then an "
-    "all-gather of the n pieces); an all-gather sends n - 1 blocks, a reduce-scatter "
-    "(n - 1) / n of its operand."
+# --- bytes_sent_2d ---------------------------------------------------------------------------
+HINT_2D_GROUP = (
+    "Both collectives were counted over all data * model devices. Each runs over one axis "
+    "only: the psum over 'model' among the model devices that share a block of rows of x "
+    "(2 (model - 1) / model times its operand), the pmean over 'data' among the data "
+    "devices that hold the same rows of w (2 (data - 1) / data times its operand)."
 )
-HINT_SENT_FSDP = (
-    "FSDP's step has two collectives on the weights: the forward all-gathers the row blocks "
-    "of w ((n - 1) blocks of d_in / n rows sent per device) and the backward reduce-scatters "
-    "the gradient of the whole w ((n - 1) / n of it). Together they send as much as "
-    "data parallelism's one all-reduce."
+HINT_2D_OPERAND = (
+    "The operands were taken whole. A collective's operand is the block one device holds: "
+    "the partial products of its batch / data rows of x, (batch / data) x d_out numbers, and "
+    "the gradient of its d_in / model rows of w, (d_in / model) x d_out numbers."
 )
-HINT_SENT_TP = (
-    "Tensor parallelism here splits w by rows (d_in) and x by columns: what it all-reduces "
-    "is the partial products x @ w, batch x d_out numbers, not the weights. That is why it "
-    "wins when the batch is smaller than d_in."
+HINT_2D_RING = (
+    "Each operand was counted once. Under the course's traffic model an all-reduce over k "
+    "devices sends 2 (k - 1) / k times its operand per device (a reduce-scatter, then an "
+    "all-gather), and nothing over a group of one."
+)
+HINT_2D_BOTH = (
+    "Only one of the two collectives was counted. The step has both: the psum over 'model' "
+    "of the partial products x @ w (activations, as in tp) and the pmean over 'data' of the "
+    "gradient of w's rows (weights, as in dp)."
 )
 # --- remat_mlp_grads -------------------------------------------------------------------------
 MSG_TEMP = (
@@ -100,28 +104,44 @@ HINT_ZERO_PARAMS_REPLICATED = (
     "The new parameters must be whole on every device: all_gather the updated slices "
     "(jax.lax.all_gather(p, 'data', tiled=True)) and return them with out_specs=P()."
 )
-# --- cheapest_step ---------------------------------------------------------------------------
+# --- best_mesh_step --------------------------------------------------------------------------
 MSG_MORE_BYTES = (
-    "The compiled program sends {have} bytes per device; for {regime} the cheaper strategy "
-    "sends {best}."
+    "The compiled program sends {have} bytes per device; on the mesh shape that sends the "
+    "fewest for these sizes, the step sends {best}."
 )
-HINT_CHEAPEST_CHOICE = (
-    "Choose by the sizes: dp all-reduces the weights' gradient (d_in * d_out numbers), tp "
-    "all-reduces the partial products x @ w (batch * d_out numbers). For a batch smaller "
-    "than d_in, tp (w split by rows, x by columns, y replicated) sends fewer bytes; "
-    "otherwise dp (rows split, w replicated). The shapes are known when jit traces, so an "
-    "ordinary Python if on x.shape[0] < w.shape[0] picks the program."
+HINT_MESH_ONE_AXIS = (
+    "The program sends what the step sends on a 1-D shape, (n, 1) (all data parallel) or "
+    "(1, n) (all tensor parallel), and another shape sends fewer bytes here. Count, for every "
+    "(data, model) with data * model = n, what exercise 2 counts: the psum over 'model' of "
+    "(batch / data) x d_out partial products and the pmean over 'data' of the gradient of "
+    "(d_in / model) x d_out rows of w; then build the mesh with the smallest count."
 )
-HINT_CHEAPEST_EXTRA = (
-    "The right strategy for these sizes, but more communication than it needs. Inside "
-    "shard_map, jax.grad with respect to a w that arrives replicated already adds the "
-    "gradients up over 'data' (an all-reduce of its own); a pmean after it is a second one. "
-    "In dp, jax.lax.pcast(w, 'data', to='varying') first, then one pmean."
+HINT_MESH_LAYOUT = (
+    "The new w does not come back laid out as on the cheapest mesh shape for these sizes "
+    "(split by rows over 'model', the same rows on every device of 'data'). Count the bytes "
+    "of every (data, model) with data * model = n, as exercise 2 does, build the mesh with "
+    "the smallest count, and return w with out_specs=P('model', None)."
 )
-HINT_CHEAPEST_SUMMED = (
-    "The new weights moved n times too far: the gradient was summed over the devices. In "
-    "dp, make w device-varying with jax.lax.pcast(w, 'data', to='varying') before jax.grad, "
-    "then pmean the gradient."
+HINT_MESH_SHAPE = (
+    "The program sends what the step sends on another 2-D shape than the cheapest. Check "
+    "which axis does what: the psum runs over 'model' and its operand shrinks with 'data' "
+    "(batch / data rows), the pmean runs over 'data' and its operand shrinks with 'model' "
+    "(d_in / model rows of w). jax.make_mesh((data, model), ('data', 'model')) puts them in "
+    "that order."
+)
+HINT_MESH_EXTRA = (
+    "The program sends more than the step sends on any mesh shape: it has a collective the "
+    "step does not need. Inside shard_map, jax.grad with respect to a w that is the same on "
+    "every device of 'data' already adds the gradients up over 'data'; a pmean after it is "
+    "a second all-reduce (average the loss over 'data' instead, or pcast w to varying "
+    "first). And return the new w split by rows over 'model', as it is stored: gathering it "
+    "is an all-gather more."
+)
+HINT_MESH_SUMMED = (
+    "The new weights moved too far: the gradient was summed over 'data', not averaged. "
+    "jax.grad of a w that arrives the same on every device of 'data' sums what the devices "
+    "compute; average the loss over 'data' with jax.lax.pmean inside the function you "
+    "differentiate, or pcast w to varying over 'data' and pmean the gradient."
 )
 
 #: The errors JAX raises that are this lesson's, (pattern of the exception's text, hint).

@@ -25,7 +25,6 @@ from grader.hints import cost as hints
 
 BYTES = 4  # float32
 STAGES = (0, 1, 2, 3)
-STRATEGIES = ("dp", "tp", "fsdp")
 LR, B1, B2, EPS = 0.01, 0.9, 0.999, 1e-8
 
 
@@ -90,91 +89,92 @@ def every_stage_on_8_and_2_devices(fn):
     return {"result": [float(fn(*args)) for args in state_bytes_cases((8, 2))]}
 
 
-# --- predicted_bytes_sent ------------------------------------------------------------------
-def linear_loss(w, x, y):
-    """The lesson's model: mean squared error of a linear layer x @ w."""
-    return jnp.mean((x @ w - y) ** 2)
+# --- bytes_sent_2d ---------------------------------------------------------------------------
+#: The layouts of w, x, y on the 2-D mesh ('data', 'model'), and of the new w.
+SPECS_2D = ((P("model", None), P("data", "model"), P("data", None)), P("model", None))
 
 
-def reference_step(strategy: str, mesh, lr: float = 0.1):
-    """One SGD step of the linear layer on ``mesh`` ('data'), as the strategy lays it out,
-    with its in_specs: "dp" batch rows split, w replicated; "tp" w split by rows (d_in), x
-    by columns, y replicated, the partial products added by a psum; "fsdp" w stored split
-    by rows, gathered for the product, its gradient reduce-scattered back."""
+def step_2d(mesh, lr: float = 0.1):
+    """One SGD step of the linear layer on a 2-D mesh ('data', 'model'), laid out as
+    SPECS_2D: the partial products x @ w added by a psum over 'model' only, the gradient of
+    each device's rows of w averaged by a pmean over 'data' only."""
 
-    def dp(w, x, y):
-        grads = jax.grad(linear_loss)(jax.lax.pcast(w, "data", to="varying"), x, y)
-        return w - lr * jax.lax.pmean(grads, "data")
-
-    def tp(w, x, y):
+    def local(w, x, y):
         def loss(w):
-            return jnp.mean((jax.lax.psum(x @ w, "data") - y) ** 2)
+            product = jax.lax.psum(x @ w, "model")
+            return jax.lax.pmean(jnp.mean((product - y) ** 2), "data")
 
         return w - lr * jax.grad(loss)(w)
 
-    def fsdp(w, x, y):
-        def loss(w):
-            whole = jax.lax.all_gather(w, "data", axis=0, tiled=True)
-            return jax.lax.pmean(linear_loss(whole, x, y), "data")
-
-        return w - lr * jax.grad(loss)(w)
-
-    specs = {"dp": ((P(), P("data"), P("data")), P()),
-             "tp": ((P("data"), P(None, "data"), P()), P("data")),
-             "fsdp": ((P("data"), P("data"), P("data")), P("data"))}[strategy]
-    body = {"dp": dp, "tp": tp, "fsdp": fsdp}[strategy]
-    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=specs[0], out_specs=specs[1])), \
-        specs[0]
+    return jax.jit(jax.shard_map(local, mesh=mesh, in_specs=SPECS_2D[0],
+                                 out_specs=SPECS_2D[1]))
 
 
-def measured_bytes_sent(strategy: str, batch: int, d_in: int, d_out: int, n: int) -> float:
-    """The bytes one device sends in the compiled reference step (the course's traffic model,
+def mesh_2d(data: int, model: int):
+    """An Explicit 2-D mesh ('data', 'model') over the first data * model devices."""
+    return jax.make_mesh((data, model), ("data", "model"),
+                         devices=jax.devices()[:data * model])
+
+
+def measured_bytes_sent_2d(batch: int, d_in: int, d_out: int, data: int, model: int) -> float:
+    """The bytes one device sends in the compiled 2-D step (the course's traffic model,
     grader.framework.hlo), all collectives together."""
-    mesh = sub_mesh(n)
-    step, specs = reference_step(strategy, mesh)
+    mesh = mesh_2d(data, model)
     args = [jax.ShapeDtypeStruct(shape, jnp.float32, sharding=NamedSharding(mesh, spec))
-            for shape, spec in zip(((d_in, d_out), (batch, d_in), (batch, d_out)), specs,
-                                   strict=True)]
-    return float(sum(c.sent for c in collectives(step, *args)))
+            for shape, spec in zip(((d_in, d_out), (batch, d_in), (batch, d_out)),
+                                   SPECS_2D[0], strict=True)]
+    return float(sum(c.sent for c in collectives(step_2d(mesh), *args)))
 
 
-def sent_cases(counts: tuple[int, ...]) -> list[tuple[str, int, int, int, int]]:
-    """(strategy, batch, d_in, d_out, n): for each device count, a batch smaller than d_in
-    and one larger, every strategy."""
-    return [(s, batch * n, 3 * n, 2 * n + 1, n) for n in counts for batch in (1, 5)
-            for s in STRATEGIES]
+def _all_reduce(k: int) -> float:
+    return 2 * (k - 1) / k
 
 
-def _sent(fn, cases) -> list[float]:
-    return [float(fn(*args)) for args in cases]
+def sent_2d_context(cases) -> dict:
+    """What three likely mistakes predict, case by case: every collective over all
+    data * model devices; the whole batch and the whole w as operands; each operand counted
+    once, as if an all-reduce sent it whole."""
+    whole_group, whole_operand, once = [], [], []
+    for batch, d_in, d_out, data, model in cases:
+        n = data * model
+        acts, grads = BYTES * batch // data * d_out, BYTES * d_in // model * d_out
+        whole_group.append(float(_all_reduce(n) * (acts + grads)))
+        whole_operand.append(float(_all_reduce(model) * BYTES * batch * d_out
+                                   + _all_reduce(data) * BYTES * d_in * d_out))
+        once.append(float(acts * (model > 1) + grads * (data > 1)))
+    return {"_cases": [list(c) for c in cases], "_whole_group": whole_group,
+            "_whole_operand": whole_operand, "_once": once}
 
 
-def _per_strategy(got: dict, want: dict, strategy: str, ratio: float = 1.0) -> bool:
-    pairs = [(g, w) for g, w, c in zip(got["result"], want["result"], want["_cases"],
-                                       strict=True) if c[0] == strategy]
-    return bool(pairs) and all(np.isclose(float(g), ratio * float(w)) for g, w in pairs)
+def sent_2d_cases(meshes) -> list[tuple[int, int, int, int, int]]:
+    """(batch, d_in, d_out, data, model) for each mesh shape: a batch and a d_in that the
+    mesh's axes divide, the batch larger than d_in or smaller."""
+    return [(batch * data * model, d_in * data * model, 3, data, model)
+            for data, model in meshes for batch, d_in in ((5, 2), (1, 3))]
 
 
-def _no_ring(got: dict, want: dict) -> bool:
-    """dp's all-reduce counted as its operand once: n / (2 (n - 1)) of the right bytes."""
-    pairs = [(float(g), float(w) * c[4] / (2 * (c[4] - 1)))
-             for g, w, c in zip(got["result"], want["result"], want["_cases"], strict=True)
-             if c[0] == "dp" and float(w) > 0]
-    return bool(pairs) and all(np.isclose(g, w) for g, w in pairs)
+def _one_collective(got: dict, want: dict) -> bool:
+    """Only the psum over 'model', or only the pmean over 'data', counted."""
+    for (batch, d_in, d_out, data, model), g in zip(want["_cases"], got["result"], strict=True):
+        acts = _all_reduce(model) * BYTES * batch // data * d_out
+        grads = _all_reduce(data) * BYTES * d_in // model * d_out
+        if acts and grads and not (np.isclose(float(g), acts) or np.isclose(float(g), grads)):
+            return False
+    return any(a[3] > 1 and a[4] > 1 for a in want["_cases"])
 
 
-sent_counts_the_whole = Hint(_no_ring, hints.HINT_SENT_RING)
-fsdp_half = Hint(lambda got, want: _per_strategy(got, want, "fsdp", 0.5)
-                 or _per_strategy(got, want, "fsdp", 1.5), hints.HINT_SENT_FSDP)
-tp_weights = Hint(lambda got, want: not _per_strategy(got, want, "tp")
-                  and _per_strategy(got, want, "dp"), hints.HINT_SENT_TP)
-SENT_HINTS = [sent_counts_the_whole, fsdp_half, tp_weights]
+sent_2d_whole_group = result_close_to("_whole_group", hints.HINT_2D_GROUP)
+sent_2d_whole_operand = result_close_to("_whole_operand", hints.HINT_2D_OPERAND)
+sent_2d_once = result_close_to("_once", hints.HINT_2D_RING)
+sent_2d_one_collective = Hint(_one_collective, hints.HINT_2D_BOTH)
+SENT_2D_HINTS = [sent_2d_whole_group, sent_2d_whole_operand, sent_2d_once,
+                 sent_2d_one_collective]
 
 
-@case("predicted_bytes_sent", hidden=False, hints=SENT_HINTS)
-def three_strategies_two_batches(fn):
-    cases = sent_cases((8, 2))
-    return {"result": _sent(fn, cases), "_cases": [list(c) for c in cases]}
+@case("bytes_sent_2d", hidden=False, hints=SENT_2D_HINTS)
+def four_mesh_shapes_two_batches(fn):
+    cases = sent_2d_cases(((2, 4), (4, 2), (8, 1), (1, 2)))
+    return {"result": [float(fn(*c)) for c in cases], **sent_2d_context(cases)}
 
 
 # --- remat_mlp_grads -------------------------------------------------------------------------
@@ -337,7 +337,7 @@ def reduce_scatters_gradients_and_gathers_params(fn):
     return hlo_collectives(step_at(fn, 2), *adam_inputs(2))
 
 
-# --- cheapest_step ---------------------------------------------------------------------------
+# --- best_mesh_step ------------------------------------------------------------------------
 @measure
 def cost_bytes_sent(program: Program) -> float | None:
     """The bytes one device sends in the compiled program, all collectives together, under
@@ -357,49 +357,66 @@ def linear_inputs(seed: int, batch_per_device: int, d_in_per_device: int) -> tup
 
 
 def sgd_context(w, x, y) -> dict:
-    """The new w in float64, and what summed gradients would give."""
+    """What gradients summed over 'data' instead of averaged would give, for every size of
+    'data' above 1."""
     w64, x64, y64 = (np.asarray(a, np.float64) for a in (w, x, y))
     grads = 2 * x64.T @ (x64 @ w64 - y64) / y64.size
-    return {"_summed": w64 - 0.1 * jax.device_count() * grads}
+    return {"_summed": [w64 - 0.1 * data * grads
+                        for data, _ in mesh_shapes(jax.device_count()) if data > 1]}
 
 
-step_summed = result_close_to("_summed", hints.HINT_CHEAPEST_SUMMED)
+def mesh_shapes(n: int) -> list[tuple[int, int]]:
+    """Every (data, model) with data * model = n."""
+    return [(data, n // data) for data in range(1, n + 1) if n % data == 0]
+
+
+def bytes_by_shape(w, x) -> list[list[float]]:
+    """[data, model, bytes one device sends] of the 2-D step on every mesh shape of the
+    devices there are, counted as bytes_sent_2d counts them."""
+    (batch, d_in), d_out = x.shape, w.shape[1]
+    return [[data, model, _all_reduce(model) * BYTES * (batch // data) * d_out
+             + _all_reduce(data) * BYTES * (d_in // model) * d_out]
+            for data, model in mesh_shapes(jax.device_count())]
+
+
+step_summed = Hint(lambda got, want: any(close(got["result"], summed)
+                                         for summed in want["_summed"]),
+                   hints.HINT_MESH_SUMMED)
 
 
 def fewest_bytes(got: dict, want: dict) -> Verdict:
-    """A judge of cost_bytes_sent: the program must send no more than the reference's,
-    which runs the cheaper strategy for these sizes."""
-    have, best = got.get("sent"), want.get("sent")
-    if have is not None and float(have) <= float(best) + 1e-6:
+    """A judge of cost_bytes_sent: the program must send no more than the reference's, which
+    runs the step on the mesh shape that sends the fewest bytes for these sizes; the hint
+    says which shape the bytes sent are those of."""
+    have, best = got.get("sent"), float(want["sent"])
+    if have is not None and float(have) <= best + 1e-6:
         return Verdict(True)
-    same_choice = close(got.get("_layout"), want.get("_layout"))
-    return Verdict(False, hints.MSG_MORE_BYTES.format(have=have, best=float(best),
-                                                      regime=want["_regime"]),
-                   hints.HINT_CHEAPEST_EXTRA if same_choice else hints.HINT_CHEAPEST_CHOICE)
+    message = hints.MSG_MORE_BYTES.format(have=have, best=best)
+    shape = next(((int(d), int(m)) for d, m, sent in want["_by_shape"]
+                  if have is not None and np.isclose(float(have), float(sent))), None)
+    if shape is None:
+        return Verdict(False, message, hints.HINT_MESH_EXTRA)
+    if 1 in shape:
+        return Verdict(False, message, hints.HINT_MESH_ONE_AXIS)
+    return Verdict(False, message, hints.HINT_MESH_SHAPE)
 
 
-def bytes_and_layout(fn, w, x, y) -> dict:
-    """The bytes the program sends, and (for the hint) where its new w lives."""
-    return {"sent": cost_bytes_sent(fn, w, x, y), "_regime": _regime(x, w),
-            "_layout": layout(fn(w, x, y))}
+def bytes_sent_by(fn, w, x, y) -> dict:
+    """The bytes the program sends, and (for the hint) those of every mesh shape."""
+    return {"sent": cost_bytes_sent(fn, w, x, y), "_by_shape": bytes_by_shape(w, x)}
 
 
-def _regime(x, w) -> str:
-    return "a batch smaller than d_in" if x.shape[0] < w.shape[0] else \
-        "a batch at least as large as d_in"
-
-
-@case("cheapest_step", hidden=False, hints=[step_summed])
-def large_batch_matches_one_device(fn):
-    w, x, y = linear_inputs(40, 4, 1)
+@case("best_mesh_step", hidden=False, hints=[step_summed])
+def matches_one_device(fn):
+    w, x, y = linear_inputs(40, 3, 2)
     return {"result": fn(w, x, y), **sgd_context(w, x, y)}
 
 
-@case("cheapest_step", hidden=False, judge=fewest_bytes)
-def small_batch_sends_the_fewest_bytes(fn):
-    return bytes_and_layout(fn, *linear_inputs(41, 1, 3))
+@case("best_mesh_step", hidden=False, judge=fewest_bytes)
+def a_batch_one_and_a_half_d_in_sends_the_fewest_bytes(fn):
+    return bytes_sent_by(fn, *linear_inputs(41, 3, 2))
 
 
-@case("cheapest_step", hidden=False, judge=fewest_bytes)
-def large_batch_sends_the_fewest_bytes(fn):
-    return bytes_and_layout(fn, *linear_inputs(42, 4, 2))
+@case("best_mesh_step", hidden=False, judge=fewest_bytes)
+def a_tiny_batch_sends_the_fewest_bytes(fn):
+    return bytes_sent_by(fn, *linear_inputs(42, 1, 8))

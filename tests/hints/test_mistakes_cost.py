@@ -12,7 +12,7 @@ from jax.sharding import PartitionSpec as P
 from mistakes import Mistakes, assert_hidden_hint, lesson_tests
 
 from grader.hints import cost as hints
-from grader.public.cost import adam_update, linear_loss, mlp_layer, mlp_loss
+from grader.public.cost import adam_update, mlp_layer, mlp_loss
 
 mistake = Mistakes()
 
@@ -28,17 +28,18 @@ def state_bytes_with(bytes_per_number=4, split_of=None):
     return training_state_bytes
 
 
-def sent_with(all_reduce=lambda n: 2 * (n - 1) / n, fsdp_collectives=2, tp_moves="activations"):
-    def predicted_bytes_sent(strategy, batch, d_in, d_out, n):
-        weights, activations = 4 * d_in * d_out, 4 * batch * d_out
-        if strategy == "dp":
-            return all_reduce(n) * weights
-        if strategy == "tp":
-            return all_reduce(n) * (activations if tp_moves == "activations" else weights)
-        gather = (n - 1) * weights / n
-        return gather * fsdp_collectives
+def sent_2d_with(group=lambda data, model, axis: axis, whole_operands=False,
+                 all_reduce=lambda k: 2 * (k - 1) / k, collectives=("psum", "pmean")):
+    def bytes_sent_2d(batch, d_in, d_out, data, model):
+        rows, w_rows = (batch, d_in) if whole_operands else (batch / data, d_in / model)
+        sent = 0.0
+        if "psum" in collectives:
+            sent += all_reduce(group(data, model, model)) * 4 * rows * d_out
+        if "pmean" in collectives:
+            sent += all_reduce(group(data, model, data)) * 4 * w_rows * d_out
+        return sent
 
-    return predicted_bytes_sent
+    return bytes_sent_2d
 
 
 def checkpointed_scan(ws, x):
@@ -114,39 +115,52 @@ def all_reduced_then_sliced(g, n):
     return jax.lax.dynamic_slice_in_dim(whole, jax.lax.axis_index("data") * size, size)
 
 
-def cheapest_with(choose_tp=lambda x, w: x.shape[0] < w.shape[0], vary=True):
-    def cheapest_step(w, x, y):
-        mesh = jax.make_mesh((jax.device_count(),), ("data",))
+def bytes_2d(batch, d_in, d_out, data, model):
+    return (2 * (model - 1) / model * batch / data + 2 * (data - 1) / data * d_in / model) \
+        * 4 * d_out
 
-        def data_parallel(w, x, y):
-            if vary:
-                w = jax.lax.pcast(w, "data", to="varying")
-            return jax.lax.pmean(jax.grad(linear_loss)(w, x, y), "data")
 
-        def tensor_parallel(w, x, y):
-            return jax.grad(lambda w: jnp.mean((jax.lax.psum(x @ w, "data") - y) ** 2))(w)
+def mesh_step_with(choose=bytes_2d, shapes=None, pmean_grads=False, vary=True,
+                   gather=False):
+    def best_mesh_step(w, x, y):
+        n = jax.device_count()
+        (batch, d_in), d_out = x.shape, w.shape[1]
+        options = shapes(n) if shapes else [(d, n // d) for d in range(1, n + 1) if n % d == 0]
+        data, model = min(options, key=lambda s: choose(batch, d_in, d_out, *s))
+        mesh = jax.make_mesh((data, model), ("data", "model"))
+        specs = (P("model", None), P("data", "model"), P("data", None))
+
+        def local(w, x, y):
+            if pmean_grads:
+                if vary:
+                    w = jax.lax.pcast(w, "data", to="varying")
+                grads = jax.grad(lambda w: jnp.mean(
+                    (jax.lax.psum(x @ w, "model") - y) ** 2))(w)
+                grads = jax.lax.pmean(grads, "data")
+            else:
+                grads = jax.grad(lambda w: jax.lax.pmean(jnp.mean(
+                    (jax.lax.psum(x @ w, "model") - y) ** 2), "data"))(w)
+            return w - 0.1 * grads
 
         @jax.jit
         def run(w, x, y):
-            tp = choose_tp(x, w)
-            specs = (P("data"), P(None, "data"), P()) if tp else (P(), P("data"), P("data"))
             w, x, y = (jax.reshard(a, NamedSharding(mesh, s))
                        for a, s in zip((w, x, y), specs, strict=True))
-            grads = jax.shard_map(tensor_parallel if tp else data_parallel, mesh=mesh,
-                                  in_specs=specs, out_specs=P("data") if tp else P())(w, x, y)
-            return w - 0.1 * grads
+            new = jax.shard_map(local, mesh=mesh, in_specs=specs,
+                                out_specs=P("model", None))(w, x, y)
+            return jax.reshard(new, NamedSharding(mesh, P())) if gather else new
 
         return run(w, x, y)
 
-    return cheapest_step
+    return best_mesh_step
 
 
 CORRECT = {
     "training_state_bytes": state_bytes_with(),
-    "predicted_bytes_sent": sent_with(),
+    "bytes_sent_2d": sent_2d_with(),
     "remat_mlp_grads": remat_with(checkpointed_scan),
     "zero2_adam_step": zero2_with(scattered),
-    "cheapest_step": cheapest_with(),
+    "best_mesh_step": mesh_step_with(),
 }
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
@@ -160,15 +174,17 @@ mistake("training_state_bytes", hints.HINT_STATE_STAGES, "no_gradients")(
     lambda n_params, n_devices, stage: 4 * n_params * (
         (3 - min(stage + 1, 3)) + min(stage + 1, 3) / n_devices) if stage else 12 * n_params)
 
-# --- predicted_bytes_sent ------------------------------------------------------------------
-mistake("predicted_bytes_sent", hints.HINT_SENT_RING, "operand_once")(
-    sent_with(all_reduce=lambda n: 1.0 if n > 1 else 0.0))
-mistake("predicted_bytes_sent", hints.HINT_SENT_FSDP, "fsdp_gather_only")(
-    sent_with(fsdp_collectives=1))
-mistake("predicted_bytes_sent", hints.HINT_SENT_FSDP, "fsdp_gathers_twice")(
-    sent_with(fsdp_collectives=3))
-mistake("predicted_bytes_sent", hints.HINT_SENT_TP, "tp_moves_weights")(
-    sent_with(tp_moves="weights"))
+# --- bytes_sent_2d ---------------------------------------------------------------------------
+mistake("bytes_sent_2d", hints.HINT_2D_GROUP, "every_device_in_each_group")(
+    sent_2d_with(group=lambda data, model, axis: data * model))
+mistake("bytes_sent_2d", hints.HINT_2D_OPERAND, "whole_operands")(
+    sent_2d_with(whole_operands=True))
+mistake("bytes_sent_2d", hints.HINT_2D_RING, "operand_once")(
+    sent_2d_with(all_reduce=lambda k: 1.0 if k > 1 else 0.0))
+mistake("bytes_sent_2d", hints.HINT_2D_BOTH, "only_the_psum")(
+    sent_2d_with(collectives=("psum",)))
+mistake("bytes_sent_2d", hints.HINT_2D_BOTH, "only_the_pmean")(
+    sent_2d_with(collectives=("pmean",)))
 
 # --- remat_mlp_grads -------------------------------------------------------------------------
 mistake("remat_mlp_grads", hints.HINT_REMAT_PLAIN, "no_checkpoint")(remat_with(mlp_loss))
@@ -189,15 +205,19 @@ mistake("zero2_adam_step", hints.HINT_ZERO_ALL_REDUCE, "all_reduce_then_slice")(
 mistake("zero2_adam_step", hints.HINT_ZERO_PARAMS_REPLICATED, "params_left_split")(
     zero2_with(scattered, gather_params=False))
 
-# --- cheapest_step ---------------------------------------------------------------------------
-mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "always_dp")(
-    cheapest_with(choose_tp=lambda x, w: False))
-mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "always_tp")(
-    cheapest_with(choose_tp=lambda x, w: True))
-mistake("cheapest_step", hints.HINT_CHEAPEST_CHOICE, "choice_inverted")(
-    cheapest_with(choose_tp=lambda x, w: x.shape[0] >= w.shape[0]))
-mistake("cheapest_step", hints.HINT_CHEAPEST_SUMMED, "dp_no_pcast",
-        also=(hints.HINT_CHEAPEST_EXTRA,))(cheapest_with(vary=False))
+# --- best_mesh_step --------------------------------------------------------------------------
+mistake("best_mesh_step", hints.HINT_MESH_ONE_AXIS, "always_data_parallel")(
+    mesh_step_with(shapes=lambda n: [(n, 1)]))
+mistake("best_mesh_step", hints.HINT_MESH_ONE_AXIS, "one_axis_only")(
+    mesh_step_with(shapes=lambda n: [(n, 1), (1, n)]))
+mistake("best_mesh_step", hints.HINT_MESH_SHAPE, "axes_swapped",
+        also=(hints.HINT_MESH_ONE_AXIS,))(
+    mesh_step_with(choose=lambda batch, d_in, d_out, data, model:
+                   bytes_2d(batch, d_in, d_out, model, data)))
+mistake("best_mesh_step", hints.HINT_MESH_EXTRA, "gathers_the_new_w")(
+    mesh_step_with(gather=True))
+mistake("best_mesh_step", hints.HINT_MESH_SUMMED, "grad_of_w_not_varying",
+        also=(hints.HINT_MESH_EXTRA,))(mesh_step_with(pmean_grads=True, vary=False))
 
 
 (test_a_usual_mistake_gets_its_own_hint,
@@ -208,17 +228,16 @@ mistake("cheapest_step", hints.HINT_CHEAPEST_SUMMED, "dp_no_pcast",
 @pytest.mark.parametrize("case_id, wrong, hint", [
     ("training_state_bytes:matches_memory_analysis_of_compiled_updates", state_bytes_with(8),
      hints.HINT_STATE_FLOAT32),
-    ("predicted_bytes_sent:matches_the_bytes_compiled_programs_send",
-     sent_with(tp_moves="weights"), hints.HINT_SENT_TP),
+    ("bytes_sent_2d:matches_the_bytes_compiled_2d_steps_send",
+     sent_2d_with(group=lambda data, model, axis: data * model), hints.HINT_2D_GROUP),
     ("zero2_adam_step:bytes_one_device_holds", zero2_with(scattered, moments_out=P()),
      hints.HINT_ZERO_MOMENTS_SPLIT),
-    ("cheapest_step:sends_the_fewest_bytes_with_a_batch_just_above_d_in",
-     cheapest_with(choose_tp=lambda x, w: True), hints.HINT_CHEAPEST_CHOICE),
-    ("cheapest_step:both_regimes_from_replicated_inputs",
-     cheapest_with(choose_tp=lambda x, w: x.shape[0] >= w.shape[0]),
-     hints.HINT_CHEAPEST_CHOICE),
-], ids=["state_float64", "tp_moves_weights", "moments_gathered", "always_tp",
-        "choice_inverted"])
+    ("best_mesh_step:a_batch_three_times_d_in_sends_the_fewest_bytes",
+     mesh_step_with(shapes=lambda n: [(1, n)]), hints.HINT_MESH_ONE_AXIS),
+    ("best_mesh_step:a_tiny_and_a_large_batch_from_replicated_inputs",
+     mesh_step_with(shapes=lambda n: [(1, n)]), hints.HINT_MESH_LAYOUT),
+], ids=["state_float64", "group_of_every_device", "moments_gathered", "always_tp",
+        "always_tp_from_replicated_inputs"])
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
     """A prediction held against the compiled reference programs, the bytes one device
     holds of a ZeRO step's outputs, the bytes a step sends: does the hidden test fail each
