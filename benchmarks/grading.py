@@ -170,8 +170,8 @@ def hostile(jobs: int) -> None:
 
 #: What a student of the mixed class may hand in beside the solutions: functions that crash
 #: or exit their worker (each costs its exercise).
-CRASHES = ("kills-its-process-in-ring-shift.py", "segfaults-in-distributed-dot.py",
-           "exits-with-sys-exit-in-ring-shift.py")
+CRASHES = ("kills-its-process-in-halo-difference.py", "segfaults-in-distributed-dot.py",
+           "exits-with-sys-exit-in-halo-difference.py")
 #: An exercise computed wrong: the reference's result, each float array off by one.
 WRONG = """
 _reference_{name} = {name}

@@ -146,9 +146,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "ring_shift",
+        "halo_difference",
         lesson="03_collectives",
-        summary="Every device passes its block to the next one around a ring with ppermute.",
+        summary="Periodic central difference of a split vector: ppermute sends edge elements only.",
         all_devices=True,
     ),
     Exercise(

@@ -16,7 +16,7 @@ from grader.workers.sandbox import Limits
 
 ROOT = Path(__file__).resolve().parents[1]
 # The base every .py fixture is added to: a correct notebook of the exercises the fixtures
-# aim at, the first five of lesson 3 (example student ada's notebook, cut after ring_shift).
+# aim at, the first five of lesson 3 (example student ada's notebook, cut after halo_difference).
 # The later exercises of the lesson are not handed in, which keeps the batch quick.
 LESSON = "03_collectives"
 ADA = ROOT / "examples" / "submissions" / "ada" / f"{LESSON}.ipynb"
@@ -29,7 +29,7 @@ def write_base(student: Path) -> None:
     """Put the base notebook into the folder ``student``."""
     notebook = json.loads(ADA.read_text())
     sources = ["".join(c["source"]) for c in notebook["cells"]]
-    notebook["cells"] = notebook["cells"][:sources.index("check(ring_shift)") + 1]
+    notebook["cells"] = notebook["cells"][:sources.index("check(halo_difference)") + 1]
     student.mkdir(parents=True, exist_ok=True)
     (student / ADA.name).write_text(json.dumps(notebook))
 

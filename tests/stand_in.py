@@ -1,6 +1,6 @@
 """A small class graded with a stand-in for the workers, for tests of what grading does with
 results (assignments, late work, the roster, regrading, exports, feedback): each submission's
-text is the points its student gets on ``ring_shift`` out of 4, every other exercise graded is
+text is the points its student gets on ``halo_difference`` out of 4, every other exercise graded is
 not found. The real grading of real code is tested in test_cli.py and test_hostile_batch.py."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from grader.framework.cases import Case
 from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import grade, submission
 
-RING = "ring_shift"
+HALO = "halo_difference"
 
 
 def result_of(entry: Path, cases: Sequence[Case]) -> StudentResult:
@@ -28,11 +28,11 @@ def result_of(entry: Path, cases: Sequence[Case]) -> StudentResult:
     exercises = {}
     tested = {c.exercise for c in cases}
     for name in (e.name for e in EXERCISES if e.name in tested):
-        if name == RING:
+        if name == HALO:
             status = msg.PASSED if points == 4 else msg.PARTIAL if points else msg.FAILED
             tests = [TestResult("values", points, 4, status, "" if points == 4 else "wrong",
-                                hint="did you shift the right way?", got="[2 3 1]",
-                                want="[3 1 2]")]
+                                hint="were the halos sent the right way round?",
+                                got="[-1.  1.  0.]", want="[ 1. -1.  0.]")]
         else:
             tests = [TestResult("t", 0, 1, msg.NOT_FOUND, msg.MSG_NOT_FOUND.format(name=name))]
         exercises[name] = ExerciseResult(name, tests)

@@ -34,7 +34,7 @@ timezone = "Europe/Paris"
 [late]
 percent_per_day = 20
 [assignments.mixed]
-exercises = ["ring_shift", "is_congruent"]
+exercises = ["halo_difference", "is_congruent"]
 lessons = ["04_prng"]
 due = 2027-01-10T12:00:00
 late = { max_percent = 30 }
@@ -44,7 +44,7 @@ exercises = ["block_map"]
     found = assignments.load(path)
     mixed = found["mixed"]
     prng = [e.name for e in EXERCISES if e.lesson == "04_prng"]
-    assert mixed.exercises == ("is_congruent", "ring_shift", *prng)
+    assert mixed.exercises == ("is_congruent", "halo_difference", *prng)
     assert mixed.lessons == ("01_sharding", "03_collectives", "04_prng")
     assert mixed.due == datetime(2027, 1, 10, 11, 0, tzinfo=UTC)  # Paris is UTC+1 in January
     assert mixed.late == LatePolicy(percent_per_day=20, grace_minutes=0, max_percent=30)
@@ -54,8 +54,8 @@ exercises = ["block_map"]
 def test_a_date_alone_is_due_by_its_end(tmp_path):
     """Is ``due = 2027-01-10`` the midnight that ends that day, in the course's time zone (and
     refused, on its line, when the course sets none)?"""
-    text = ('[assignments.a]\nexercises = ["ring_shift"]\ndue = 2027-01-10T00:00:00Z\n'
-            '[assignments.b]\nexercises = ["ring_shift"]\ndue = 2027-01-10\n')
+    text = ('[assignments.a]\nexercises = ["halo_difference"]\ndue = 2027-01-10T00:00:00Z\n'
+            '[assignments.b]\nexercises = ["halo_difference"]\ndue = 2027-01-10\n')
     with pytest.raises(ConfigError, match=r"course.toml:6: due = 2027-01-10 has no time zone"):
         assignments.load(write(tmp_path, text))
     found = assignments.load(write(tmp_path, 'timezone = "UTC"\n' + text))

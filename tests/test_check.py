@@ -89,27 +89,32 @@ def test_a_dot_without_psum_gets_the_forgot_psum_hint():
     assert float(first.want) == pytest.approx(float(np.vdot(np.asarray(v1), np.asarray(v2))))
 
 
-def test_a_ring_shift_the_wrong_way_gets_the_direction_hint_and_no_credit_for_how():
-    """Is a ppermute to device i - 1 told it goes the wrong way, and its collective-permute
-    not reported as passed (the grader would fail it: a program that computes the wrong
-    values earns nothing for how it computes)?"""
+def test_a_halo_exchange_the_wrong_way_gets_the_direction_hint_and_no_credit_for_how():
+    """Are halos sent the wrong way round the ring (last elements to device i - 1, first
+    ones to i + 1) told so, and their collective-permutes, as small as the reference's, not
+    reported as passed (the grader would fail them: a program that computes the wrong values
+    earns nothing for how it computes)?"""
 
-    def ring_shift(x):
+    def halo_difference(x):
         n = jax.device_count()
         mesh = Mesh(np.array(jax.devices()), ("data",))
+        forwards = [(i, (i + 1) % n) for i in range(n)]
         backwards = [(i, (i - 1) % n) for i in range(n)]
-        return jax.shard_map(
-            lambda block: jax.lax.ppermute(block, "data", backwards),
-            mesh=mesh,
-            in_specs=P("data"),
-            out_specs=P("data"),
-        )(x)
 
-    result = check(ring_shift)
+        def difference(block):
+            before = jax.lax.ppermute(block[-1:], "data", backwards)
+            after = jax.lax.ppermute(block[:1], "data", forwards)
+            padded = jnp.concatenate([before, block, after])
+            return (padded[2:] - padded[:-2]) / 2
+
+        return jax.shard_map(difference, mesh=mesh, in_specs=P("data"),
+                             out_specs=P("data"))(x)
+
+    result = check(halo_difference)
     assert result.status == msg.FAILED and result.points == 0
     assert result.hint == collectives.HINT_WRONG_DIRECTION
-    how = [t for t in result.tests if t.test == "compiles_to_a_collective_permute"]
-    assert [t.message for t in how] == [msg.MSG_HOW_NEEDS_VALUES.format(name="ring_shift")]
+    how = [t for t in result.tests if t.test == "sends_one_element_each_way"]
+    assert [t.message for t in how] == [msg.MSG_HOW_NEEDS_VALUES.format(name="halo_difference")]
 
 
 def test_check_never_passes_a_test_of_how_for_a_decoy():
@@ -237,16 +242,16 @@ def test_a_kernel_with_other_devices_than_the_grader_is_told_so():
     on the kernel's, say on how many devices the grader runs that exercise?"""
     code = ("import jax\njax.config.update('jax_num_cpu_devices', 1)\n"
             "from alternatives import CORRECT\nfrom grader.check import check\n"
-            "for name in ('shard_map_psum', 'ring_shift'):\n"
+            "for name in ('shard_map_psum', 'halo_difference'):\n"
             "    print(check(CORRECT[name]))\n    print(check(CORRECT[name])._repr_html_())\n"
-            "def ring_shift(x):\n    raise ValueError('not on one device')\n"
-            "print(check(ring_shift))\n")
+            "def halo_difference(x):\n    raise ValueError('not on one device')\n"
+            "print(check(halo_difference))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True, cwd=Path(__file__).parent)
     said = done.stdout
-    assert "shard_map_psum: passed" in said and "ring_shift: passed" in said
+    assert "shard_map_psum: passed" in said and "halo_difference: passed" in said
     assert said.count("[8, 1 devices]: passed") == 2  # shard_map_psum: graded on 8 only
-    assert said.count("[8, 2, 1 devices]: passed") == 2  # ring_shift: all counts
+    assert said.count("[8, 2, 1 devices]: passed") == 2  # halo_difference: all counts
     assert said.count("checked on this kernel's 1 device(s)") == 1  # the failure here
     assert "the grader runs this exercise on 8 and 2 devices" in said
     assert said.count("<b>Note:</b>") == 0
@@ -255,7 +260,7 @@ def test_a_kernel_with_other_devices_than_the_grader_is_told_so():
 def test_a_kernel_with_the_graders_devices_gets_no_note(correct_results):
     """On the 8 devices the grader uses, does check add no note?"""
     assert all(r.note is None for r in correct_results.values())
-    assert "note:" not in str(correct_results["ring_shift"])
+    assert "note:" not in str(correct_results["halo_difference"])
 
 
 def test_missing_expected_values_are_explained(monkeypatch):
@@ -277,7 +282,7 @@ def test_passing_the_name_as_a_string_is_a_type_error():
 @pytest.mark.parametrize("what", ["not_an_exercise", "Shard_Map_Psum", ""])
 def test_an_unknown_exercise_name_is_a_value_error(what):
     """Does an unknown exercise name, as a string, fail with the list of exercises?"""
-    with pytest.raises(ValueError, match="ring_shift"):
+    with pytest.raises(ValueError, match="halo_difference"):
         check(what)
 
 
@@ -298,11 +303,11 @@ def test_check_does_nothing_inside_a_grader_worker(monkeypatch):
     monkeypatch.setenv(WORKER_ENV, "1")
     calls = []
 
-    def ring_shift(x):
+    def halo_difference(x):
         calls.append(x)
         return x
 
-    assert check(ring_shift) is None
+    assert check(halo_difference) is None
     assert check("not even an exercise") is None
     assert calls == []
 
@@ -310,10 +315,10 @@ def test_check_does_nothing_inside_a_grader_worker(monkeypatch):
 # --- renderings -----------------------------------------------------------------------------
 def test_html_shows_the_status_and_points(correct_results):
     """Does the notebook rendering show the exercise, its status and its points?"""
-    result = correct_results["ring_shift"]
+    result = correct_results["halo_difference"]
     page = result._repr_html_()
     assert 'data-status="passed"' in page
-    assert "ring_shift" in page
+    assert "halo_difference" in page
     assert f"({result.points:g}/{result.max_points:g} points)" in page
 
 

@@ -383,7 +383,7 @@ def test_off_a_terminal_each_student_is_one_line_and_the_summary_is_written(exam
     assert quoted == lines[0].rsplit(" ", 1)[0]
     assert "most failed (of the students who handed the exercise in):" in done.stdout
     assert (out / "summary.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
-    assert "| `ring_shift` |" in (out / "summary.md").read_text()
+    assert "| `halo_difference` |" in (out / "summary.md").read_text()
 
 
 @pytest.mark.slow

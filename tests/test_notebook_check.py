@@ -10,12 +10,18 @@ from grader import messages as msg
 from grader import notebook_check
 from grader.course import EXERCISE_NOTEBOOKS, ROOT
 
-RING_SHIFT = '''def ring_shift(x):
+HALO_DIFFERENCE = '''def halo_difference(x):
     n = jax.device_count()
     mesh = Mesh(jax.devices(), ("data",))
-    shift = [(i, (i + 1) % n) for i in range(n)]
-    return jax.shard_map(lambda b: jax.lax.ppermute(b, "data", shift), mesh=mesh,
-                         in_specs=P("data"), out_specs=P("data"))(x)
+    forwards = [(i, (i + 1) % n) for i in range(n)]
+    backwards = [(i, (i - 1) % n) for i in range(n)]
+
+    def difference(b):
+        before = jax.lax.ppermute(b[-1:], "data", forwards)
+        after = jax.lax.ppermute(b[:1], "data", backwards)
+        return (jnp.concatenate([b[1:], after]) - jnp.concatenate([before, b[:-1]])) / 2
+
+    return jax.shard_map(difference, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(x)
 '''
 
 
@@ -24,8 +30,8 @@ def test_a_students_notebook_is_checked_exercise_by_exercise(tmp_path):
     the cell named, the others not attempted, and the count right?"""
     notebook = json.loads((EXERCISE_NOTEBOOKS / "03_collectives.ipynb").read_text())
     cells = notebook["cells"]
-    (ring,) = [c for c in cells if "".join(c["source"]).startswith("def ring_shift")]
-    ring["source"] = RING_SHIFT
+    (ring,) = [c for c in cells if "".join(c["source"]).startswith("def halo_difference")]
+    ring["source"] = HALO_DIFFERENCE
     cells.insert(3, {"cell_type": "code", "metadata": {}, "outputs": [],
                      "execution_count": None, "source": "print('noise'); 1 / 0"})
     path = tmp_path / "03_collectives.ipynb"
@@ -36,7 +42,7 @@ def test_a_students_notebook_is_checked_exercise_by_exercise(tmp_path):
     number = next(i for i, c in enumerate(code_cells, 1) if "1 / 0" in c["source"])
     assert msg.CHECK_CELL_RAISED.format(
         number=number, error="ZeroDivisionError: division by zero") in lines
-    assert "  ring_shift: passed (2/2)" in lines
+    assert "  halo_difference: passed (2/2)" in lines
     assert "  row_group_sums: not attempted (0/2)" in lines
     assert lines[-1] == msg.CHECK_SUMMARY.format(passed=1, total=11)
     assert not any("noise" in line for line in lines)

@@ -15,6 +15,7 @@ from grader.framework.placement import layout, spec_of
 from grader.framework.probes import hlo_collectives, program_summary, trailing
 from grader.hints import collectives as hints
 from grader.public.collectives import (
+    HALO_HINTS,
     MOVES_ALL_TO_ALL,
     ONLY_PERMUTES,
     PORT_HINTS,
@@ -31,28 +32,29 @@ from grader.public.collectives import (
     gathers_block_totals_only,
     grid_matrix,
     grid_mesh,
+    halo_context,
     local_max,
     no_abs,
-    no_wrap,
     normalize_context,
     not_doubled,
     not_per_device,
     one_row_per_device,
     own_total,
+    received_by_kind,
     regression_batch,
     restarts,
-    ring_context,
     ring_steps,
     row_split_matrix,
     row_sums_on,
     rows_not_summed,
     rows_to_add,
+    sends_edges_only,
     signed_vector,
     split_over_devices,
+    squares,
     step_context,
     sums_over_only,
     takes_a_maximum,
-    wrong_direction,
 )
 
 
@@ -178,27 +180,30 @@ def returns_the_parameters_once_replicated(fn):
     return {"layout": {k: layout(v) for k, v in out.items()}}
 
 
-# --- ring_shift ---------------------------------------------------------------------------
-@case("ring_shift", hidden=True, hints=[wrong_direction, no_wrap])
+# --- halo_difference ----------------------------------------------------------------------
+@case("halo_difference", hidden=True, hints=HALO_HINTS)
 def random_blocks_of_five(fn):
     x = _rng(50).normal(size=5 * jax.device_count()).astype(np.float32)
-    return {"result": fn(jnp.asarray(x)), **ring_context(x)}
+    return {"result": fn(jnp.asarray(x)), **halo_context(x)}
 
 
-@case("ring_shift", hidden=True, hints=[wrong_direction, no_wrap])
-def keeps_integers(fn):
-    x = np.arange(3 * jax.device_count(), dtype=np.int32)
-    return {"result": fn(jnp.asarray(x)), **ring_context(x)}
+@case("halo_difference", hidden=True, hints=HALO_HINTS)
+def one_element_per_device(fn):
+    x = _rng(51).normal(size=jax.device_count()).astype(np.float32)
+    return {"result": fn(jnp.asarray(x)), **halo_context(x)}
 
 
-@case("ring_shift", hidden=True, judge=same("layout"))
+@case("halo_difference", hidden=True, judge=same("layout", hints=[
+    always(hints.HINT_STAYS_SPLIT)]))
 def result_stays_split_over_devices(fn):
-    return {"layout": layout(fn(jnp.arange(4.0 * jax.device_count())))}
+    return {"layout": layout(fn(jnp.asarray(squares(3))))}
 
 
-@case("ring_shift", hidden=True, judge=compiles_to("collective-permute"))
-def permutes_on_every_device_count(fn):
-    return hlo_collectives(fn, jnp.arange(3.0 * jax.device_count()))
+@case("halo_difference", hidden=True, judge=sends_edges_only)
+def sends_edges_of_long_blocks_already_split(fn):
+    x = split_over_devices(_rng(52).normal(size=256 * jax.device_count()).astype(np.float32),
+                           P("data"))
+    return {"received": received_by_kind(fn, x)}
 
 
 # --- global_max_normalize -------------------------------------------------------------------

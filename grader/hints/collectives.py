@@ -16,16 +16,22 @@ MSG_GATHERS_TOO_MUCH = (
     "need at most 1"
 )
 MSG_REDUCED_OVER = "the psums must add over {want} only; found: {got}"
+MSG_HALO_RECEIVED = (
+    "a device receives {have} bytes by collective-permute, the reference {want}: one edge "
+    "element from each neighbour"
+)
 
-# --- hints of the first exercises (pmap_scaled_sum to ring_shift) -------------------------
+# --- hints of the first exercises (pmap_scaled_sum to halo_difference) --------------------
 HINT_FORGOT_PSUM = (
     "The result equals what the first device computes on its own block: did you forget the "
     "psum that adds up the partial results of all devices?"
 )
 HINT_MISSING_PSUM = "The value is right, but no psum is traced: the all-reduce must be there."
 HINT_WRONG_DIRECTION = (
-    "The blocks moved the wrong way round the ring: device i must send to device i + 1, "
-    "so the permutation pairs are (i, (i + 1) % n)."
+    "The edge elements went the wrong way round the ring: each block got its halos from the "
+    "wrong neighbours. The element left of device i's block is device i - 1's last one, so "
+    "last elements travel to the next device, pairs (i, (i + 1) % n), and first elements "
+    "to the previous one, pairs (i, (i - 1) % n)."
 )
 HINT_FORGOT_PMEAN = (
     "Each device took a step on its own part of the batch only, so the devices now hold "
@@ -55,16 +61,35 @@ HINT_PMAP_FORGOT_PSUM = (
     "gave jax.pmap."
 )
 HINT_RING_NO_WRAP = (
-    "The first device ends up with zeros: the last device's block went nowhere. A ring wraps "
-    "round: the last device sends to device 0, so the pairs are (i, (i + 1) % n) for every i "
-    "in range(n). ppermute fills a device that receives nothing with zeros."
+    "The first and last entries are computed as if zeros lay beyond the ends of x: the "
+    "difference is periodic, x[-1] being the left neighbour of x[0]. A ring wraps round: "
+    "give every i in range(n) its pair, (i, (i + 1) % n) and (i, (i - 1) % n); ppermute "
+    "fills a device that receives nothing with zeros."
+)
+HINT_HALO_OWN_BLOCK = (
+    "The entries at the edges of every block are wrong: each block wrapped round on itself "
+    "(jnp.roll of the block), but the neighbours of its first and last elements lie on the "
+    "neighbouring devices. Bring them in with jax.lax.ppermute: the previous device's last "
+    "element and the next device's first."
+)
+HINT_HALO_WHOLE_BLOCK = (
+    "The values are right, but the devices send each other more than the two edge elements "
+    "a block needs: ppermute block[:1] and block[-1:], not the whole block."
+)
+HINT_HALO_OTHER_COLLECTIVES = (
+    "The compiled program gathers or reduces: a device needs only one element from each "
+    "neighbour, which jax.lax.ppermute sends; no all_gather, psum or all_to_all."
+)
+HINT_HALO_NO_PERMUTE = (
+    "No element crosses between devices: inside jax.shard_map over 'data', the neighbours' "
+    "edge elements have to be sent with jax.lax.ppermute."
 )
 HINT_NOT_PER_DEVICE = (
     "The result must have one row per device (the leading axis of a pmap result), not a "
     "single value."
 )
 
-# --- hints of the exercises after ring_shift ----------------------------------------------
+# --- hints of the exercises after halo_difference -----------------------------------------
 HINT_NORMALIZE_LOCAL_MAX = (
     "Each block was divided by its own largest |value|: the maximum has to be global. Take "
     "jnp.max(jnp.abs(block)) on each device, then jax.lax.pmax(..., 'data'), so that every "

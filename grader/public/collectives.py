@@ -150,25 +150,74 @@ def compiles_to_the_all_reduce_of_the_pmean(fn):
     return hlo_collectives(fn, {"w": 0.5, "b": 0.0}, regression_batch(2, seed=2))
 
 
-# --- ring_shift ---------------------------------------------------------------------------
-def ring_context(x: np.ndarray) -> dict:
-    """What sending the blocks backwards, or forwards without wrapping round from the last
-    device to the first (whose block then stays zero), would give."""
-    size = x.size // jax.device_count()
-    forwards = np.roll(x, size)
-    no_wrap = np.concatenate([np.zeros(size, x.dtype), forwards[size:]])
-    return {"_backwards": np.roll(x, -size), "_no_wrap": no_wrap}
+# --- halo_difference ----------------------------------------------------------------------
+def _difference_with(x: np.ndarray, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """The central difference of every block of ``x`` (one row of blocks per device), padded
+    with ``left[i]`` before block i and ``right[i]`` after it."""
+    blocks = x.reshape(jax.device_count(), -1)
+    padded = np.concatenate([left[:, None], blocks, right[:, None]], axis=1)
+    return ((padded[:, 2:] - padded[:, :-2]) / 2).reshape(-1).astype(np.float32)
 
 
-@case("ring_shift", hidden=False, hints=[wrong_direction, no_wrap])
-def moves_each_block_to_the_next_device(fn):
-    x = np.arange(2 * jax.device_count(), dtype=np.float32)
-    return {"result": fn(jnp.asarray(x)), **ring_context(x)}
+def halo_context(x: np.ndarray) -> dict:
+    """What halos from the wrong neighbours (each block's last element sent to the previous
+    device, its first to the next), no wrapping round at the ends of x (zeros there), or
+    every block wrapping round on itself would give."""
+    blocks = x.reshape(jax.device_count(), -1)
+    firsts, lasts = blocks[:, 0], blocks[:, -1]
+    zero = np.zeros(1, x.dtype)
+    return {
+        "_backwards": _difference_with(x, np.roll(lasts, -1), np.roll(firsts, 1)),
+        "_no_wrap": _difference_with(x, np.concatenate([zero, lasts[:-1]]),
+                                     np.concatenate([firsts[1:], zero])),
+        "_own_block": _difference_with(x, lasts, firsts),
+    }
 
 
-@case("ring_shift", hidden=False, judge=compiles_to("collective-permute"))
-def compiles_to_a_collective_permute(fn):
-    return hlo_collectives(fn, jnp.arange(2.0 * jax.device_count()))
+@measure
+def received_by_kind(program: Program) -> dict[str, int]:
+    """The bytes one device receives through each kind of collective of the compiled
+    program, each counted as often as it runs."""
+    return hlo.received(program.compiled)[0]
+
+
+def sends_edges_only(got: dict, want: dict) -> Verdict:
+    """The devices may exchange nothing but collective-permutes, carrying no more than the
+    reference's (one edge element each way), and must exchange something where it does."""
+    have, ref = got["received"], want["received"]
+    others = sorted(kind for kind, size in have.items()
+                    if size and kind != "collective-permute")
+    if others:
+        return Verdict(False, hints.MSG_OTHER_COLLECTIVES.format(ops=", ".join(others)),
+                       hints.HINT_HALO_OTHER_COLLECTIVES)
+    permuted, needed = have.get("collective-permute", 0), ref.get("collective-permute", 0)
+    if permuted > needed:
+        return Verdict(False, hints.MSG_HALO_RECEIVED.format(have=permuted, want=needed),
+                       hints.HINT_HALO_WHOLE_BLOCK)
+    if needed and not permuted:
+        return Verdict(False, hints.MSG_HALO_RECEIVED.format(have=0, want=needed),
+                       hints.HINT_HALO_NO_PERMUTE)
+    return PASS
+
+
+own_block = result_close_to("_own_block", hints.HINT_HALO_OWN_BLOCK)
+HALO_HINTS = [wrong_direction, no_wrap, own_block]
+
+
+def squares(per_device: int) -> np.ndarray:
+    """0, 1, 4, 9, ...: a vector whose central difference is 2k, except where x wraps round."""
+    return np.arange(per_device * jax.device_count(), dtype=np.float32) ** 2
+
+
+@case("halo_difference", hidden=False, hints=HALO_HINTS)
+def differences_of_the_squares(fn):
+    x = squares(4)
+    return {"result": fn(jnp.asarray(x)), **halo_context(x)}
+
+
+@case("halo_difference", hidden=False, judge=sends_edges_only)
+def sends_one_element_each_way(fn):
+    return {"received": received_by_kind(fn, jnp.asarray(squares(16)))}
 
 
 # --- collectives beyond psum: measurements and judges ------------------------------------

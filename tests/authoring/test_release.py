@@ -69,8 +69,8 @@ def test_check_works_from_the_bundle_with_public_tests_only(tmp_path):
         f"import grader; assert grader.__file__.startswith({str(bundle)!r}), grader.__file__\n"
         "assert all(not c.hidden for c in cases.load())\n"
         f"{LESSON_IMPORTS}\n"
-        "def ring_shift(x):\n    raise NotImplementedError\n"
-        "print(check(ring_shift).status)\n"
+        "def halo_difference(x):\n    raise NotImplementedError\n"
+        "print(check(halo_difference).status)\n"
     )
     # -S: without the site hooks, the course's own editable install cannot lend the bundle
     # what it lacks; the installed packages come in through PYTHONPATH instead.
@@ -153,7 +153,7 @@ def test_every_target_of_the_students_makefile_works_in_the_bundle(tmp_path):
     done = bundle_make(bundle, "check", "NOTEBOOK=exercises/03_collectives.ipynb")
     assert done.returncode == 0, done.stderr
     assert "0 of 11 exercises pass the public tests" in done.stdout
-    assert "ring_shift: not attempted (0/2)" in done.stdout
+    assert "halo_difference: not attempted (0/2)" in done.stdout
     assert (bundle / ".venv" / "bin" / "python").exists()
     assert not (bundle / ".venv" / "bin" / "ruff").exists()  # the dev extra is the course's
     code = "import grader; print(grader.__file__)"

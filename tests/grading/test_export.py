@@ -21,7 +21,7 @@ DUE = datetime(2027, 1, 29, 23, 59, tzinfo=UTC)
 
 @pytest.fixture
 def graded(tmp_path, monkeypatch):
-    """ann (full marks, two days late: -20%), bob (1 of 4 on ring_shift, on time), dan (on the
+    """ann (full marks, two days late: -20%), bob (1 of 4 on halo_difference, on time), dan (on the
     roster, nothing handed in)."""
     stand_in.use(monkeypatch)
     batch = stand_in.make_class(tmp_path / "class", {"ann": 4, "bob": 1})

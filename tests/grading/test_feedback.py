@@ -11,7 +11,7 @@ from grader.palette import FAILURE_COLOUR, status_colour
 
 
 def result() -> StudentResult:
-    ring = ExerciseResult("ring_shift", [
+    halo = ExerciseResult("halo_difference", [
         TestResult("values", 2, 2, msg.PASSED, devices=[8]),
         TestResult("sharding", 0, 2, msg.FAILED, "the result's layout differs", devices=[8, 2],
                    got="P(None)", want="P('i')", hidden=True,
@@ -22,7 +22,7 @@ def result() -> StudentResult:
     absent = ExerciseResult("row_group_sums", [
         TestResult("values", 0, 1, msg.NOT_FOUND, msg.MSG_NOT_FOUND.format(
             name="row_group_sums"))])
-    return StudentResult("eve<script>", {e.name: e for e in (ring, dot, psum, absent)},
+    return StudentResult("eve<script>", {e.name: e for e in (halo, dot, psum, absent)},
                          problems=["lab.ipynb, cell 3 raised <ValueError>"],
                          late=Late("2027-01-31T10:00:00+00:00", "2027-01-30T00:00:00+00:00",
                                    2, 20.0))
@@ -56,7 +56,7 @@ def test_the_page_shows_each_exercise_with_yours_expected_and_the_hint():
                  "<b>keep</b> the output split", "lab.ipynb, cell 3 raised <ValueError>",
                  "`x` | wrong"):
         assert text in words, text
-    for name in ("ring_shift", "distributed_dot", "shard_map_psum", "row_group_sums"):
+    for name in ("halo_difference", "distributed_dot", "shard_map_psum", "row_group_sums"):
         assert f'<section id="{name}">' in page
 
 
@@ -64,7 +64,7 @@ def test_partial_credit_is_not_shown_as_a_failure():
     """Is a partly passed exercise drawn in the partial colour with its own mark, in the page
     and in the Markdown, and a wholly failed one as a failure?"""
     page = feedback.page(result())
-    row = page[page.index('href="#ring_shift"'):].split("</tr>")[0]
+    row = page[page.index('href="#halo_difference"'):].split("</tr>")[0]
     assert status_colour(msg.PARTIAL) in row and FAILURE_COLOUR not in row
     assert feedback.html_mark(msg.PARTIAL) in row
     failed = page[page.index('href="#distributed_dot"'):].split("</tr>")[0]
@@ -73,7 +73,7 @@ def test_partial_credit_is_not_shown_as_a_failure():
     # drawn, not emoji, which show as empty boxes where no emoji font is installed
     assert not any(m in page for m in (*feedback._MARK.values(), feedback.FAILURE_MARK))
     text = feedback.markdown(result())
-    assert f"| `ring_shift` | {feedback.mark(msg.PARTIAL)} partial | 2 / 4 |" in text
+    assert f"| `halo_difference` | {feedback.mark(msg.PARTIAL)} partial | 2 / 4 |" in text
     assert f"| `distributed_dot` | {feedback.FAILURE_MARK} failed | 0 / 3 |" in text
     assert f"| `row_group_sums` | {feedback.mark(msg.NOT_FOUND)} not found | 0 / 1 |" in text
     assert feedback.mark(msg.PARTIAL) != feedback.FAILURE_MARK

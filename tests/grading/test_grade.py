@@ -42,24 +42,24 @@ def test_a_grader_failure_on_one_entry_costs_only_that_entry(tmp_path, monkeypat
 
     monkeypatch.setattr(grade, "measure", broken_measure)
     entry = tmp_path / "dora.py"
-    entry.write_text("def ring_shift(x):\n    return x\n")
+    entry.write_text("def halo_difference(x):\n    return x\n")
     no_reference = {n: Run(n) for n in grade.device_counts(cases.load())}
     result = grade.grade_entry(entry, cases.load(), wants=no_reference, limits=LIMITS)
     assert result.student == "dora" and result.total == 0
     assert result.max_total == sum(c.points for c in cases.load())
-    ring = result.exercises["ring_shift"]
+    ring = result.exercises["halo_difference"]
     assert ring.status == "failed" and "simulated grader bug" in ring.message
 
 
 # --- grade() itself, with a stand-in for the workers ---------------------------------------
 def stand_in_result(entry: Path) -> StudentResult:
-    """What the stand-in grader makes of a submission: its text is the points of ring_shift
+    """What the stand-in grader makes of a submission: its text is the points of halo_difference
     (out of 4); every other exercise is not found."""
     exercises = {e.name: ExerciseResult(e.name, [TestResult("t", 0, 1, "not found")])
                  for e in EXERCISES}
     points = float(entry.read_text())
-    exercises["ring_shift"] = ExerciseResult(
-        "ring_shift", [TestResult("t", points, 4, "passed" if points == 4 else "failed")])
+    exercises["halo_difference"] = ExerciseResult(
+        "halo_difference", [TestResult("t", points, 4, "passed" if points == 4 else "failed")])
     return StudentResult(submission.student_name(entry), exercises)
 
 
@@ -97,7 +97,7 @@ def test_grade_reports_progress_stores_each_result_and_undoes_tampering(
     def tampering(entry, *args, **kwargs):  # what a submission could do without the sandbox
         stored = out / ".results" / "ann.json"
         data = json.loads(stored.read_text())
-        data["result"]["exercises"]["ring_shift"]["tests"][0]["points"] = 99
+        data["result"]["exercises"]["halo_difference"]["tests"][0]["points"] = 99
         stored.write_text(json.dumps(data))
         return stand_in_result(entry)
 
@@ -214,11 +214,11 @@ def test_an_assignment_grades_and_reports_only_its_exercises(tmp_path, monkeypat
     assert all(list(r.exercises) == wanted for r in results)
     report = json.loads((out / "results.json").read_text())
     assert report["assignment"] == "03_collectives" and report["exercises"] == wanted
-    assert results[0].max_total == 4 + len(wanted) - 1  # ring_shift's 4, 1 for each other
+    assert results[0].max_total == 4 + len(wanted) - 1  # halo_difference's 4, 1 for each other
     header = (out / "gradebook.csv").read_text().splitlines()[0].split(",")
     assert header == ["student", *wanted, *outputs.GRADEBOOK_TAIL]
     feedback_md = (out / "feedback" / "bob.md").read_text()
-    assert "is_congruent" not in feedback_md and "`ring_shift`" in feedback_md
+    assert "is_congruent" not in feedback_md and "`halo_difference`" in feedback_md
     assert f"out of {results[0].max_total:g}" in (out / "summary.md").read_text()
     # the whole course into the same folder is graded anew, not taken from the store
     whole = grade.grade(batch, out, jobs=1)
@@ -309,7 +309,7 @@ def test_regrading_one_student_keeps_the_others_and_rewrites_every_output(
     assert shown.events == [("start", 1), ("begin", "bob"), ("finish", "bob", False)]
     assert [(r.student, r.total) for r in results] == [("ann", 4), ("bob", 3), ("cid", 0)]
     with (out / "gradebook.csv").open(newline="") as handle:
-        assert [(row["student"], row["ring_shift"], row["total"])
+        assert [(row["student"], row["halo_difference"], row["total"])
                 for row in csv.DictReader(handle)] == [("ann", "4", "4"), ("bob", "3", "3"),
                                                        ("cid", "0", "0")]
     assert "3 / 14" in (out / "feedback" / "bob.md").read_text()

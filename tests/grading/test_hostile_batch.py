@@ -31,7 +31,7 @@ from grader.workers import confine, sandbox
 
 FIXTURES = ROOT / "tests" / "submissions"
 BASE_EXERCISES = ("shard_map_psum", "pmap_scaled_sum", "distributed_dot", "pmean_update_step",
-                  "ring_shift")
+                  "halo_difference")
 
 # distributed_dot's tests of how it computes (its jaxpr and its compiled code), and what the
 # others, of its result, are worth.
@@ -44,30 +44,31 @@ PSUM_RESULTS = sum(c.points for c in cases.for_exercise("shard_map_psum")
                    if c.judge.__qualname__.split(".")[0] not in ("traces", "runs_on_mesh"))
 # fixture -> {exercise: (points, status)}; every exercise not listed must get full marks.
 OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
-    "exits-with-sys-exit-in-ring-shift": {"ring_shift": (0, "failed")},
-    "kills-its-process-in-ring-shift": {"ring_shift": (0, "crashed")},
+    "exits-with-sys-exit-in-halo-difference": {"halo_difference": (0, "failed")},
+    "kills-its-process-in-halo-difference": {"halo_difference": (0, "crashed")},
     "segfaults-in-distributed-dot": {"distributed_dot": (0, "crashed")},
     "hangs-ignoring-signals-in-pmap-scaled-sum": {"pmap_scaled_sum": (0, "timeout")},
     "hangs-in-a-top-level-cell": {},
-    "raises-keyboard-interrupt-in-ring-shift": {"ring_shift": (0, "failed")},
+    "raises-keyboard-interrupt-in-halo-difference": {"halo_difference": (0, "failed")},
     "patches-comparisons-with-wrong-dot": {"distributed_dot": (0, "failed")},
     "returns-object-equal-to-everything-from-dot": {"distributed_dot": (0, "failed")},
     "returns-one-row-instead-of-one-per-device": {"pmap_scaled_sum": (0, "failed")},
-    "prints-fake-reports-around-wrong-ring-shift": {"ring_shift": (0, "failed")},
+    "prints-fake-reports-around-wrong-halo-difference": {"halo_difference": (0, "failed")},
     "hard-codes-eight-devices-in-dot": {"distributed_dot": (2, "partial")},
     "tries-to-change-the-device-count": {},
     "forged-stdout-warnings-and-noise-all-correct": {},
     "reuses-global-names-in-another-file-all-correct": {},
-    "allocates-without-bound-in-ring-shift": {"ring_shift": (0, "failed")},
+    "allocates-without-bound-in-halo-difference": {"halo_difference": (0, "failed")},
     "prints-hundreds-of-megabytes-all-correct": {},
-    "searches-frames-and-heap-for-expected-values-in-ring-shift": {"ring_shift": (0, "failed")},
+    "searches-frames-and-heap-for-expected-values-in-halo-difference": {
+        "halo_difference": (0, "failed")},
     "fakes-jax-to-describe-a-host-dot-as-distributed": {"distributed_dot": (DOT_RESULTS,
                                                                           "partial")},
     "fakes-compiled-text-in-jax-internals-for-a-host-dot": {"distributed_dot": (DOT_RESULTS,
                                                                               "partial")},
     "traces-a-decoy-psum-and-computes-the-dot-on-the-host": {"distributed_dot": (DOT_RESULTS,
                                                                                "partial")},
-    "rewrites-replies-while-ring-shift-is-measured": {"ring_shift": (0, "failed")},
+    "rewrites-replies-while-halo-difference-is-measured": {"halo_difference": (0, "failed")},
     "switches-the-seal-off-to-fake-how-dot-computes": {"distributed_dot": (DOT_RESULTS,
                                                                            "partial")},
     "rewrites-the-workers-locals-with-a-trace-function-in-dot": {
@@ -81,10 +82,11 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "scales-a-replicated-dot-by-a-psum-of-ones": {"distributed_dot": (DOT_RESULTS,
                                                                       "partial")},
     "answers-for-its-worker-with-a-reply-bomb-and-nan-texts": {
-        "ring_shift": (0, "failed"), "pmean_update_step": (0, "failed")},
+        "halo_difference": (0, "failed"), "pmean_update_step": (0, "failed")},
     "answers-how-dot-computes-with-a-program-of-its-choosing": {
         "distributed_dot": (DOT_RESULTS, "partial")},
-    "copies-the-hidden-tests-into-its-errors-in-ring-shift": {"ring_shift": (0, "failed")},
+    "copies-the-hidden-tests-into-its-errors-in-halo-difference": {
+        "halo_difference": (0, "failed")},
     "answers-every-test-with-megabytes-of-text": {
         name: (0, "failed") for name in BASE_EXERCISES},
     "leaves-a-thread-rewriting-replies-so-nothing-is-measured": {
@@ -93,14 +95,15 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
 # fixture -> {exercise: what its message says}, and what the submission's problems say: the
 # reason a student reads.
 REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
-    "exits-with-sys-exit-in-ring-shift": ({"ring_shift": "`ring_shift` raised SystemExit"}, ()),
-    "kills-its-process-in-ring-shift": (
-        {"ring_shift": "the process running `ring_shift` on 8 device(s) ended"}, ()),
+    "exits-with-sys-exit-in-halo-difference": (
+        {"halo_difference": "`halo_difference` raised SystemExit"}, ()),
+    "kills-its-process-in-halo-difference": (
+        {"halo_difference": "the process running `halo_difference` on 8 device(s) ended"}, ()),
     "segfaults-in-distributed-dot": ({"distributed_dot": "killed by signal SIGSEGV"}, ()),
     "hangs-ignoring-signals-in-pmap-scaled-sum": ({"pmap_scaled_sum": "it took too long or hung"},
                                                   ()),
-    "raises-keyboard-interrupt-in-ring-shift": (
-        {"ring_shift": "`ring_shift` raised KeyboardInterrupt"}, ()),
+    "raises-keyboard-interrupt-in-halo-difference": (
+        {"halo_difference": "`halo_difference` raised KeyboardInterrupt"}, ()),
     "patches-comparisons-with-wrong-dot": (
         {"distributed_dot": "the result has the wrong values"},
         ("grader.framework.judge.difference", "numpy.allclose", "put back")),
@@ -108,22 +111,22 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         {"distributed_dot": "`distributed_dot` returned something the grader cannot read"}, ()),
     "returns-one-row-instead-of-one-per-device": (
         {"pmap_scaled_sum": "should have shape (8, 3)"}, ()),
-    "prints-fake-reports-around-wrong-ring-shift": (
-        {"ring_shift": "the result has the wrong values"}, ()),
+    "prints-fake-reports-around-wrong-halo-difference": (
+        {"halo_difference": "the result has the wrong values"}, ()),
     "tries-to-change-the-device-count": ({}, ("jax_num_cpu_devices",)),
     "answers-for-its-worker-with-a-reply-bomb-and-nan-texts": (
-        {"ring_shift": msg.MSG_REPLY_TOO_LARGE.format(what="over 4 MiB"),
+        {"halo_difference": msg.MSG_REPLY_TOO_LARGE.format(what="over 4 MiB"),
          "pmean_update_step": "`pmean_update_step` raised an error"}, ()),
-    "holds-memory-in-children-beyond-the-cap-in-ring-shift": (
-        {"ring_shift": "four children could not hold 6 GiB together"}, ()),
+    "holds-memory-in-children-beyond-the-cap-in-halo-difference": (
+        {"halo_difference": "four children could not hold 6 GiB together"}, ()),
     "traces-a-decoy-one-device-psum-and-sums-on-the-host": (
         {"shard_map_psum": "its result differs from the reference's"}, ()),
     "adds-a-psum-that-carries-nothing-to-a-replicated-dot": (
         {"distributed_dot": "so that all-reduce carries nothing"}, ()),
     "hands-in-a-program-that-never-ends-for-dot": (
         {"distributed_dot": msg.MSG_VERIFIER_TIME_UP.format(seconds=LIMITS.exercise)}, ()),
-    "searches-frames-and-heap-for-expected-values-in-ring-shift": (
-        {"ring_shift": "the result has the wrong values"}, ()),
+    "searches-frames-and-heap-for-expected-values-in-halo-difference": (
+        {"halo_difference": "the result has the wrong values"}, ()),
 }
 # Fixtures only the sandbox makes harmless or harmless-looking: without bubblewrap they would
 # really plant hooks in the environment or leave processes behind, so they are not run.
@@ -142,20 +145,21 @@ if sandbox.BWRAP:
 # processes it starts are capped in number but not in their share of the CPU, and would slow
 # the other job slot down.
 CGROUPS_ONLY: dict[str, dict[str, tuple[float, str]]] = {
-    "starts-busy-processes-without-end-in-ring-shift": {"ring_shift": (0, "timeout")},
+    "starts-busy-processes-without-end-in-halo-difference": {"halo_difference": (0, "timeout")},
 }
 if confine.available():
     OUTCOMES.update(CGROUPS_ONLY)
 # Fixtures only a memory control group holds: without one, each process is capped but not
 # the children a worker starts, together.
 MEMORY_GROUPS_ONLY: dict[str, dict[str, tuple[float, str]]] = {
-    "holds-memory-in-children-beyond-the-cap-in-ring-shift": {"ring_shift": (0, "failed")},
+    "holds-memory-in-children-beyond-the-cap-in-halo-difference": {
+        "halo_difference": (0, "failed")},
 }
 if confine.caps_memory():
     OUTCOMES.update(MEMORY_GROUPS_ONLY)
 
 # Unreadable files handed in as zz_<kind>.ipynb next to the correct notebook, each with the
-# reason the student reads. Each file, were it read, would define a wrong ring_shift.
+# reason the student reads. Each file, were it read, would define a wrong halo_difference.
 MIB = 2**20
 UNREADABLE = {
     "binary-file-named-ipynb": "not UTF-8 text (invalid start byte at byte 0): a binary file, "
@@ -169,7 +173,7 @@ UNREADABLE = {
                             "Cells), save, and hand it in again",
     "a-hundred-thousand-cells": "more than 2000 code cells: put the code in fewer cells",
 }
-WRONG_RING_SHIFT = "def ring_shift(x):\n    return x\n"
+WRONG_HALO_DIFFERENCE = "def halo_difference(x):\n    return x\n"
 
 
 def unreadable_student(kind: str) -> str:
@@ -188,10 +192,10 @@ def unreadable_file(kind: str) -> bytes:
 
     if kind == "fifty-mib-of-outputs":
         printed = {"output_type": "stream", "name": "stdout", "text": "x" * (50 * MIB)}
-        return notebook_bytes([code_cell(WRONG_RING_SHIFT, [printed])])
+        return notebook_bytes([code_cell(WRONG_HALO_DIFFERENCE, [printed])])
     if kind == "a-hundred-thousand-cells":
         return notebook_bytes([code_cell("pass", []) for _ in range(100_000)]
-                              + [code_cell(WRONG_RING_SHIFT, [])])
+                              + [code_cell(WRONG_HALO_DIFFERENCE, [])])
     return (FIXTURES / "unreadable" / f"{kind}.ipynb").read_bytes()
 
 
@@ -325,14 +329,14 @@ def test_the_hidden_tests_cannot_leave_through_feedback(graded):
     width = 100
     hidden = set().union(*(windows(path.read_text(), width)
                            for path in (ROOT / "grader" / "hidden").glob("*.py")))
-    student = graded["copies-the-hidden-tests-into-its-errors-in-ring-shift"]
+    student = graded["copies-the-hidden-tests-into-its-errors-in-halo-difference"]
     texts = [student["problems"], [e["message"] for e in student["exercises"].values()]]
     texts += [[t["message"], t.get("got") or ""] for e in student["exercises"].values()
               for t in e["tests"]]
     found = [w for group in texts for text in group for w in windows(str(text), width)
              if w in hidden]
     assert found == []
-    ring = student["exercises"]["ring_shift"]
+    ring = student["exercises"]["halo_difference"]
     assert all("raised ValueError: no hidden test was found" in t["message"]
                for t in ring["tests"])
 
@@ -340,14 +344,14 @@ def test_the_hidden_tests_cannot_leave_through_feedback(graded):
 @pytest.mark.slow
 def test_a_memory_hog_is_stopped_by_the_cap(graded):
     """Does unbounded allocation end in a MemoryError for that exercise only?"""
-    ring = graded["allocates-without-bound-in-ring-shift"]["exercises"]["ring_shift"]
+    ring = graded["allocates-without-bound-in-halo-difference"]["exercises"]["halo_difference"]
     assert "MemoryError" in ring["message"]
 
 
 @pytest.mark.slow
 def test_printing_hundreds_of_megabytes_leaves_the_grader_small(batch_run, graded):
-    """A submission printed 400 MiB in each of its workers and 64 MiB per call of ring_shift,
-    another answered for its worker with 60 MiB of empty dicts per test of ring_shift, another
+    """A submission printed 400 MiB in each of its workers and 64 MiB per call of halo_difference,
+    another answered for its worker with 60 MiB of empty dicts per test of halo_difference, another
     with 4 MiB of text per test of five exercises: does the grader's own peak memory over the
     whole batch stay below 400 MiB, with the first submission graded in full?"""
     printer = graded["prints-hundreds-of-megabytes-all-correct"]
@@ -459,7 +463,7 @@ def test_timeouts_and_crashes_say_what_happened(graded):
     assert "stopped after 20 s" in hang["message"]
     segfault = graded["segfaults-in-distributed-dot"]["exercises"]["distributed_dot"]
     assert "SIGSEGV" in segfault["message"]
-    exit_ = graded["exits-with-sys-exit-in-ring-shift"]["exercises"]["ring_shift"]
+    exit_ = graded["exits-with-sys-exit-in-halo-difference"]["exercises"]["halo_difference"]
     assert "SystemExit" in exit_["message"]
 
 
@@ -487,7 +491,7 @@ def test_magics_and_cell_magics_do_not_break_a_notebook(graded):
     assert student["problems"] == []
     psum = student["exercises"]["shard_map_psum"]
     assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
-    assert student["exercises"]["ring_shift"]["status"] == "not found"
+    assert student["exercises"]["halo_difference"]["status"] == "not found"
 
 
 @pytest.mark.slow
@@ -546,8 +550,9 @@ def test_jax_rebound_by_a_submission_is_put_back_before_measuring(graded):
 def test_a_change_made_while_measured_voids_the_measurement(graded):
     """Does a function that replaces json.dumps (the worker's replies) when called lose every
     test, with the reason, instead of turning failures into passes?"""
-    ring = graded["rewrites-replies-while-ring-shift-is-measured"]["exercises"]["ring_shift"]
-    for test in ring["tests"]:
+    halo = graded["rewrites-replies-while-halo-difference-is-measured"]["exercises"][
+        "halo_difference"]
+    for test in halo["tests"]:
         assert test["status"] == "failed"
         assert "while it was measured (json.dumps)" in test["message"], test["message"]
 
@@ -593,12 +598,12 @@ def test_a_thread_left_running_stops_every_measurement_with_the_reason(graded):
 def test_a_syntax_error_costs_only_the_function_of_its_cell(graded):
     """Does a cell that does not compile cost its function, with the line in the reason,
     while the cells before it still count?"""
-    student = graded["has-a-syntax-error-in-the-ring-shift-cell"]
+    student = graded["has-a-syntax-error-in-the-halo-difference-cell"]
     [problem] = student["problems"]
     assert "SyntaxError" in problem and "line 1" in problem, problem
     psum = student["exercises"]["shard_map_psum"]
     assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
-    ring = student["exercises"]["ring_shift"]
+    ring = student["exercises"]["halo_difference"]
     assert (ring["points"], ring["status"]) == (0, "not found")
 
 
@@ -608,4 +613,4 @@ def test_check_calls_left_in_a_notebook_do_nothing(graded):
     student = graded["leaves-check-calls-on-a-missing-function"]
     assert len(student["problems"]) == 1 and "NameError" in student["problems"][0]
     assert student["total"] == 0
-    assert student["exercises"]["ring_shift"]["message"].startswith("not found")
+    assert student["exercises"]["halo_difference"]["message"].startswith("not found")

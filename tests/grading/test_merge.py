@@ -1,7 +1,7 @@
 """Grading in slices (`grade --shard K/N`) and putting them together (`merge`).
 
 Grading itself is replaced by a stand-in here (each submission's text is its points for
-`ring_shift`): these tests are about which students each slice holds, what it records, and
+`halo_difference`): these tests are about which students each slice holds, what it records, and
 what `merge` makes of the slices. tests/test_cli.py grades real slices end to end.
 """
 
@@ -29,13 +29,14 @@ CLASS = {"ann": 4, "Bob": 0, "cid": 2, "dee": 4, "eve": 1, "fay": 0, "gus": 3}
 
 
 def fake_result(entry: Path) -> StudentResult:
-    """What the stand-in grader makes of a submission: its text is the points of ring_shift
+    """What the stand-in grader makes of a submission: its text is the points of halo_difference
     (out of 4); every other exercise is not found."""
     exercises = {e.name: ExerciseResult(e.name, [TestResult("t", 0, 1, "not found")])
                  for e in EXERCISES}
     points = float(entry.read_text())
     status = "passed" if points == 4 else "partial" if points else "failed"
-    exercises["ring_shift"] = ExerciseResult("ring_shift", [TestResult("t", points, 4, status)])
+    exercises["halo_difference"] = ExerciseResult("halo_difference",
+                                                  [TestResult("t", points, 4, status)])
     return StudentResult(submission.student_name(entry), exercises)
 
 
@@ -153,7 +154,7 @@ def fake_result_of(student: str, points: float) -> StudentResult:
     tests = [TestResult("t", points, 4, "passed" if points == 4 else "failed")]
     exercises = {e.name: ExerciseResult(e.name, [TestResult("t", 0, 1, "not found")])
                  for e in EXERCISES}
-    exercises["ring_shift"] = ExerciseResult("ring_shift", tests)
+    exercises["halo_difference"] = ExerciseResult("halo_difference", tests)
     return StudentResult(student, exercises)
 
 
@@ -286,7 +287,7 @@ def test_a_results_file_with_wrong_contents_is_refused(capsys, good, tmp_path, d
     """Is a results.json of the wrong shape refused in one line, never a traceback?"""
     path = good[0] / "results.json"
     data = json.loads(path.read_text())
-    test = data["students"]["ann"]["exercises"]["ring_shift"]["tests"][0]
+    test = data["students"]["ann"]["exercises"]["halo_difference"]["tests"][0]
     if damage == "no-shard":
         del data["shard"]
     elif damage == "bad-shard":

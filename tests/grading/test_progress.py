@@ -12,7 +12,7 @@ from grader.grading import progress
 
 def result(student: str, points: float) -> StudentResult:
     tests = [TestResult("t", points, 4, "passed" if points == 4 else "failed")]
-    return StudentResult(student, {"ring_shift": ExerciseResult("ring_shift", tests)})
+    return StudentResult(student, {"halo_difference": ExerciseResult("halo_difference", tests)})
 
 
 class Terminal(io.StringIO):

@@ -5,7 +5,7 @@ from grader.framework.results import ExerciseResult, Late, StudentResult, TestRe
 from grader.grading import report
 
 
-def student(name: str, earned: float, exercises=("ring_shift",)) -> StudentResult:
+def student(name: str, earned: float, exercises=("halo_difference",)) -> StudentResult:
     tests = [TestResult("a", earned, 1, "passed" if earned else "failed"),
              TestResult("b", 0, 1, "failed")]
     return StudentResult(name, {e: ExerciseResult(e, tests) for e in exercises})
@@ -14,7 +14,8 @@ def student(name: str, earned: float, exercises=("ring_shift",)) -> StudentResul
 def test_the_table_has_a_row_per_student_and_a_column_per_lesson_graded():
     """Are students sorted, with each lesson graded (and only those) as points out of its
     maximum, then the total?"""
-    lines = report.table([student("zoe", 1), student("abe", 0, ("ring_shift", "place_transposed"))]
+    lines = report.table([student("zoe", 1),
+                          student("abe", 0, ("halo_difference", "place_transposed"))]
                          ).splitlines()
     assert lines[0].split() == ["student", "01_sharding", "03_collectives", "total"]
     assert lines[2].split() == ["abe", "0/2", "0/2", "0/4"]

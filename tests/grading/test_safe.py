@@ -116,12 +116,12 @@ def test_a_lone_surrogate_in_a_message_costs_nothing_else(tmp_path):
     the surrogate shown as an escape?"""
     bad = TestResult("values", 0, 4, "failed", "raised ValueError: \ud800<b>bold</b>",
                      got="\ud800", want="[1]")
-    results = [StudentResult("ann", {"ring_shift": ExerciseResult("ring_shift", [bad])}),
-               StudentResult("bob", {"ring_shift": ExerciseResult("ring_shift", [
+    results = [StudentResult("ann", {"halo_difference": ExerciseResult("halo_difference", [bad])}),
+               StudentResult("bob", {"halo_difference": ExerciseResult("halo_difference", [
                    TestResult("values", 4, 4, "passed", "")])})]
     out = tmp_path / "out"
     outputs.write(out, results, outputs.Batch("grader", {"exercise": 60}, outputs.Shard(),
-                                              ("ann", "bob"), exercises=("ring_shift",)))
+                                              ("ann", "bob"), exercises=("halo_difference",)))
     ann = (out / "feedback" / "ann.md").read_bytes().decode("utf-8")
     assert "\\ud800" in ann and "<b>" not in ann
     assert "\\ud800" in (out / "feedback" / "ann.html").read_bytes().decode("utf-8")

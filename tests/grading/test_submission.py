@@ -232,7 +232,7 @@ def test_links_in_a_folder_are_refused_not_followed(tmp_path):
     """Are links to a file or a folder outside the submission (the reference solutions, say)
     reported and never read, while the submission's own files are?"""
     outside = tmp_path / "solutions"
-    write(outside / "answers.ipynb", notebook(("code", "def ring_shift(x):\n    return x")))
+    write(outside / "answers.ipynb", notebook(("code", "def halo_difference(x):\n    return x")))
     write(outside / "more" / "helpers.py", "SECRET = 1\n")
     entry = tmp_path / "ivy"
     write(entry / "mine.py", "mine = 1\n")

@@ -29,15 +29,15 @@ def student(name: str, **outcomes: tuple[str, float]) -> StudentResult:
 PASSED = ("passed", 4)
 # Four students, five exercises in course order: what each of them got.
 CLASS = [
-    student("ann", ring_shift=PASSED, distributed_dot=PASSED, shard_map_psum=("not found", 0),
+    student("ann", halo_difference=PASSED, distributed_dot=PASSED, shard_map_psum=("not found", 0),
             pmap_scaled_sum=PASSED, pmean_update_step=("crashed", 0)),
-    student("bob", ring_shift=("partial", 2), distributed_dot=PASSED,
+    student("bob", halo_difference=("partial", 2), distributed_dot=PASSED,
             shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
             pmean_update_step=("not found", 0)),
-    student("cid", ring_shift=("failed", 0), distributed_dot=("timeout", 0),
+    student("cid", halo_difference=("failed", 0), distributed_dot=("timeout", 0),
             shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
             pmean_update_step=("not found", 0)),
-    student("dee", ring_shift=("not found", 0), distributed_dot=("not attempted", 0),
+    student("dee", halo_difference=("not found", 0), distributed_dot=("not attempted", 0),
             shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
             pmean_update_step=("not attempted", 0)),
 ]
@@ -48,7 +48,7 @@ def test_failure_rates_count_only_students_who_handed_the_exercise_in():
     those who handed it in, the most failed first, and an exercise nobody handed in left out?"""
     assert summary.tallies(CLASS) == [
         Tally("pmean_update_step", passed=0, partial=0, failed=1, absent=3),
-        Tally("ring_shift", passed=1, partial=1, failed=1, absent=1),
+        Tally("halo_difference", passed=1, partial=1, failed=1, absent=1),
         Tally("distributed_dot", passed=2, partial=0, failed=1, absent=1),
         Tally("pmap_scaled_sum", passed=4, partial=0, failed=0, absent=0),
     ]
@@ -59,19 +59,19 @@ def test_failure_rates_count_only_students_who_handed_the_exercise_in():
 def test_equal_rates_put_more_failures_first_then_course_order():
     """With equal failure rates, does the exercise more students failed come first, and with
     equal counts too, the one that comes first in the course?"""
-    two = [student("a", ring_shift=("failed", 0), distributed_dot=("failed", 0),
+    two = [student("a", halo_difference=("failed", 0), distributed_dot=("failed", 0),
                    shard_map_psum=("failed", 0)),
-           student("b", ring_shift=("not found", 0), distributed_dot=("failed", 0),
+           student("b", halo_difference=("not found", 0), distributed_dot=("failed", 0),
                    shard_map_psum=("not found", 0))]
     assert [t.exercise for t in summary.tallies(two)] == [
-        "distributed_dot", "ring_shift", "shard_map_psum"]
+        "distributed_dot", "halo_difference", "shard_map_psum"]
 
 
 def test_most_failed_leaves_out_exercises_nobody_failed_and_stops_at_the_limit():
     """Does the list of the most failed exercises hold only exercises someone failed, at most
     ``shown`` of them?"""
     assert [t.exercise for t in summary.most_failed(CLASS)] == [
-        "pmean_update_step", "ring_shift", "distributed_dot"]
+        "pmean_update_step", "halo_difference", "distributed_dot"]
     assert [t.exercise for t in summary.most_failed(CLASS, shown=1)] == ["pmean_update_step"]
 
 
@@ -85,7 +85,7 @@ def test_the_markdown_table_gives_every_count():
     rows = [line for line in exercises.splitlines() if line.startswith("| `")]
     assert rows == [
         "| `pmean_update_step` | 1 | 0 | 0 | 3 | 100% |",
-        "| `ring_shift` | 1 | 1 | 1 | 1 | 67% |",
+        "| `halo_difference` | 1 | 1 | 1 | 1 | 67% |",
         "| `distributed_dot` | 1 | 0 | 2 | 1 | 33% |",
         "| `pmap_scaled_sum` | 0 | 0 | 4 | 0 | 0% |",
     ]
@@ -121,14 +121,14 @@ def test_the_terminal_text_lists_the_most_failed():
         "0 with full marks",
         "most failed (of the students who handed the exercise in):",
         "  pmean_update_step: 1 of 1 (100%) without full marks (1 failed, 0 partly)",
-        "  ring_shift: 2 of 3 (67%) without full marks (1 failed, 1 partly)",
+        "  halo_difference: 2 of 3 (67%) without full marks (1 failed, 1 partly)",
         "  distributed_dot: 1 of 3 (33%) without full marks (1 failed, 0 partly)",
     ]
 
 
 def test_a_class_that_passed_everything_and_an_empty_class_say_so():
     """Are a batch without failures and a batch without students described, not blank?"""
-    perfect = [student("ann", ring_shift=PASSED)]
+    perfect = [student("ann", halo_difference=PASSED)]
     assert summary.text(perfect).splitlines()[1] == (
         "every student who handed an exercise in got full marks for it")
     assert summary.text([]) == "no student in this batch handed anything in"
@@ -139,9 +139,9 @@ def test_hand_ins_that_could_not_be_read_are_named_in_the_terminal_and_the_markd
     """Are students whose hand-in could not be read (a corrupt notebook, nothing to grade)
     named with the reason, where they looked like any zero before; and is a reason holding
     HTML shown as text (safe.markdown)?"""
-    corrupt = StudentResult("cy", {"ring_shift": exercise("ring_shift", "not found")},
+    corrupt = StudentResult("cy", {"halo_difference": exercise("halo_difference", "not found")},
                             unreadable=["cy.ipynb: not a valid notebook (invalid JSON)"])
-    empty = StudentResult("eve", {"ring_shift": exercise("ring_shift", "not found")},
+    empty = StudentResult("eve", {"halo_difference": exercise("halo_difference", "not found")},
                           unreadable=["a **bold** <b>claim</b>"])
     lines = summary.text([*CLASS, corrupt, empty]).splitlines()
     assert lines[1:4] == [
@@ -161,7 +161,7 @@ def test_hand_ins_that_could_not_be_read_are_named_in_the_terminal_and_the_markd
 def test_the_full_marks_label_covers_no_bar(points):
     """Is the full-marks line's label drawn clear of every bar, the full marks' bar too (it was
     drawn over it)?"""
-    results = [student(f"s{i}", ring_shift=("passed" if p == 4 else "partial", p))
+    results = [student(f"s{i}", halo_difference=("passed" if p == 4 else "partial", p))
                for i, p in enumerate(points)]
     drawn = summary.figure(results)
     drawn.canvas.draw()
@@ -181,7 +181,7 @@ def read_png(data: bytes) -> Image.Image:
 
 def test_the_figure_is_a_valid_png_that_grows_with_the_exercises():
     """Is summary.png a well-formed PNG, taller when more exercises are listed?"""
-    few = read_png(summary.png([student("ann", ring_shift=PASSED)]))
+    few = read_png(summary.png([student("ann", halo_difference=PASSED)]))
     many = read_png(summary.png(CLASS))
     assert few.format == many.format == "PNG"
     assert few.width == many.width == 1200
@@ -209,13 +209,13 @@ def shown_colour(result: ExerciseResult) -> str:
 def test_the_summary_draws_each_exercise_in_the_colour_its_feedback_shows(status, points, bar):
     """Is a student's exercise counted in the summary bar whose colour is the colour the
     notebook's feedback shows for it (a crash with some points is red in both)?"""
-    result = exercise("ring_shift", status, points)
+    result = exercise("halo_difference", status, points)
     assert result.status == status
     assert summary.outcome(result) == bar
-    figure = summary.figure([StudentResult("ann", {"ring_shift": result})])
+    figure = summary.figure([StudentResult("ann", {"halo_difference": result})])
     drawn = {p.get_gid(): p for ax in figure.axes for p in ax.patches if p.get_gid()}
-    assert drawn[f"{bar}-ring_shift"].get_width() == 1.0
-    assert drawn[f"{bar}-ring_shift"].get_facecolor() == to_rgba(shown_colour(result))
+    assert drawn[f"{bar}-halo_difference"].get_width() == 1.0
+    assert drawn[f"{bar}-halo_difference"].get_facecolor() == to_rgba(shown_colour(result))
     legend = {t.get_text(): h for ax in figure.axes if ax.get_legend()
               for t, h in zip(ax.get_legend().texts, ax.get_legend().legend_handles,
                               strict=True)}
@@ -226,9 +226,10 @@ def test_the_summary_draws_each_exercise_in_the_colour_its_feedback_shows(status
 def test_an_exercise_not_found_is_not_handed_in_and_grey_in_both():
     """Is "not found" shown in the not-attempted grey in the feedback, not in the failure red,
     and counted as not handed in by the summary, as "not attempted" is?"""
-    missing, stub = exercise("ring_shift", "not found"), exercise("ring_shift", "not attempted")
+    missing = exercise("halo_difference", "not found")
+    stub = exercise("halo_difference", "not attempted")
     assert shown_colour(missing) == shown_colour(stub)
-    assert shown_colour(missing) != shown_colour(exercise("ring_shift", "failed"))
+    assert shown_colour(missing) != shown_colour(exercise("halo_difference", "failed"))
     assert summary.outcome(missing) == summary.outcome(stub) == "absent"
-    row = ExerciseResult("ring_shift", [TestResult("t", 0, 4, "not found")])._repr_html_()
+    row = ExerciseResult("halo_difference", [TestResult("t", 0, 4, "not found")])._repr_html_()
     assert f'<span style="color:{shown_colour(stub)}">not found</span>' in row

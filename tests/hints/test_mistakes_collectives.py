@@ -204,24 +204,70 @@ def keeps_the_pmap(params, sharded_batch, learning_rate=0.01):
         params, sharded_batch)
 
 
-# --- ring_shift -----------------------------------------------------------------------------
-def shift_with(pairs_of):
-    def ring_shift(x):
-        pairs = pairs_of(jax.device_count())
-        return jax.shard_map(lambda b: jax.lax.ppermute(b, "data", pairs), mesh=data_mesh(),
-                             in_specs=P("data"), out_specs=P("data"))(x)
+# --- halo_difference ------------------------------------------------------------------------
+def halo_with(before_pairs, after_pairs):
+    """A halo exchange that sends each block's last element along ``before_pairs(n)`` and
+    its first along ``after_pairs(n)``."""
+    def halo_difference(x):
+        n = jax.device_count()
 
-    return ring_shift
+        def difference(block):
+            before = jax.lax.ppermute(block[-1:], "data", before_pairs(n))
+            after = jax.lax.ppermute(block[:1], "data", after_pairs(n))
+            padded = jnp.concatenate([before, block, after])
+            return (padded[2:] - padded[:-2]) / 2
+
+        return jax.shard_map(difference, mesh=data_mesh(), in_specs=P("data"),
+                             out_specs=P("data"))(x)
+
+    return halo_difference
 
 
-mistake("ring_shift", hints.HINT_WRONG_DIRECTION, "sends_to_i_minus_1")(
-    shift_with(lambda n: [(i, (i - 1) % n) for i in range(n)]))
-mistake("ring_shift", hints.HINT_RING_NO_WRAP, "no_wrap_round")(
-    shift_with(lambda n: [(i, i + 1) for i in range(n - 1)]))
+def back(n: int) -> list[tuple[int, int]]:
+    return [(i, (i - 1) % n) for i in range(n)]
 
 
-@mistake("ring_shift", common.HINT_AXIS_NAME_SILENT)
-def shifts_along_an_axis_the_mesh_does_not_have(x):
+mistake("halo_difference", hints.HINT_WRONG_DIRECTION, "halos_from_the_wrong_neighbours")(
+    halo_with(back, ring))
+mistake("halo_difference", hints.HINT_RING_NO_WRAP, "no_wrap_round")(
+    halo_with(lambda n: [(i, i + 1) for i in range(n - 1)],
+              lambda n: [(i, i - 1) for i in range(1, n)]))
+
+
+@mistake("halo_difference", hints.HINT_HALO_OWN_BLOCK, also=(hints.HINT_HALO_NO_PERMUTE,))
+def rolls_each_block_on_itself(x):
+    return jax.shard_map(lambda b: (jnp.roll(b, -1) - jnp.roll(b, 1)) / 2, mesh=data_mesh(),
+                         in_specs=P("data"), out_specs=P("data"))(x)
+
+
+@mistake("halo_difference", hints.HINT_HALO_WHOLE_BLOCK)
+def sends_whole_blocks_and_keeps_their_edges(x):
+    n = jax.device_count()
+
+    def difference(block):
+        previous = jax.lax.ppermute(block, "data", ring(n))
+        following = jax.lax.ppermute(block, "data", back(n))
+        padded = jnp.concatenate([previous[-1:], block, following[:1]])
+        return (padded[2:] - padded[:-2]) / 2
+
+    return jax.shard_map(difference, mesh=data_mesh(), in_specs=P("data"),
+                         out_specs=P("data"))(x)
+
+
+@mistake("halo_difference", hints.HINT_HALO_OTHER_COLLECTIVES)
+def gathers_x_and_rolls_it_whole(x):
+    def difference(block):
+        whole = jax.lax.all_gather(block, "data", tiled=True)
+        start = jax.lax.axis_index("data") * block.size
+        rolled = (jnp.roll(whole, -1) - jnp.roll(whole, 1)) / 2
+        return jax.lax.dynamic_slice_in_dim(rolled, start, block.size)
+
+    return jax.shard_map(difference, mesh=data_mesh(), in_specs=P("data"),
+                         out_specs=P("data"))(x)
+
+
+@mistake("halo_difference", common.HINT_AXIS_NAME_SILENT)
+def sends_along_an_axis_the_mesh_does_not_have(x):
     pairs = ring(jax.device_count())
     return jax.shard_map(lambda b: jax.lax.ppermute(b, "devices", pairs), mesh=data_mesh(),
                          in_specs=P("data"), out_specs=P("data"))(x)

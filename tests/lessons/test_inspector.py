@@ -143,7 +143,7 @@ def test_a_reduce_scatter_of_a_replicated_array_sends_all_but_its_slice(line):
     assert (c.op, c.bytes, c.sent) == ("reduce-scatter", 64, 7 / 8 * 64)
 
 
-def test_a_ring_shift_sends_each_block_once(line):
+def test_a_shift_round_the_ring_sends_each_block_once(line):
     """Does a ppermute around the ring send one f32[2] block per device?"""
     def shift(x):
         return jax.shard_map(

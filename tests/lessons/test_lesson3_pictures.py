@@ -59,7 +59,7 @@ def test_a_drawing_on_few_devices_holds_what_jax_computes(kind, devices):
 
 
 @pytest.mark.parametrize("devices", [1, 2, 3, 4])
-def test_the_ring_shift_of_the_lesson_is_drawn_with_the_rings_arrows(devices):
+def test_the_lessons_shift_round_the_ring_is_drawn_with_its_arrows(devices):
     """Does the lesson's ring shift drawing, data starting at 1, have one arrow per pair of
     the ring (none on one device, where the block stays put)?"""
     pairs = [(i, (i + 1) % devices) for i in range(devices)]

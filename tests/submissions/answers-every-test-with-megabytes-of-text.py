@@ -35,5 +35,5 @@ def pmean_update_step(*args):
     answer_for_the_worker()
 
 
-def ring_shift(*args):
+def halo_difference(*args):
     answer_for_the_worker()

@@ -1,5 +1,5 @@
 # Tries to plant a module in the grader's package and among its public tests, which the trusted
-# grader imports: run as root without a sandbox, it could. Any file planted makes ring_shift
+# grader imports: run as root without a sandbox, it could. Any file planted makes halo_difference
 # wrong, so that the test sees it in the points as well as on disk. (Not in grader/hidden/:
 # in the sandbox that folder is an empty one of the worker's own, where writing is harmless.)
 from pathlib import Path
@@ -17,5 +17,5 @@ for folder in (package, package / "public"):
 if planted:
     print("planted in", planted)
 
-    def ring_shift(x):
+    def halo_difference(x):
         return x

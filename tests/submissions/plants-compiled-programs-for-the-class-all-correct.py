@@ -3,7 +3,7 @@
 # runs. It finds the batch's folder, stores under the key of each program it compiled itself
 # (the class compiles the same ones) the executable of another, sealed as the reference run
 # seals them, and tries to overwrite, rename, open up or remove every entry it finds there.
-# Any change it makes, or no folder found, makes ring_shift wrong, so that the test sees it in
+# Any change it makes, or no folder found, makes halo_difference wrong, so that the test sees it in
 # the points; the others of the batch would lose theirs too.
 from pathlib import Path
 
@@ -37,5 +37,5 @@ for folder in folders:
 if changed:
     print("changed", changed[:5])
 
-    def ring_shift(x):
+    def halo_difference(x):
         return x

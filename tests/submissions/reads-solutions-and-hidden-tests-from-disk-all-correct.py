@@ -2,7 +2,7 @@
 # hidden tests, the course's git history, the example submissions, earlier output folders,
 # other students' submissions, the instructor's home and /etc/shadow. In the sandbox only the
 # Python environment and the grader (without its hidden tests) are there. Whatever else it
-# finds makes ring_shift wrong, so a leak costs points the test sees.
+# finds makes halo_difference wrong, so a leak costs points the test sees.
 import os
 import subprocess
 import sys
@@ -42,5 +42,5 @@ except (OSError, subprocess.SubprocessError):
 if leaks:
     print("LEAKED", leaks)
 
-    def ring_shift(x):  # what a leak costs
+    def halo_difference(x):  # what a leak costs
         return x

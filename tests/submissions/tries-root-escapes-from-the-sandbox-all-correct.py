@@ -2,7 +2,7 @@
 # device node of the host's disk and read it, open a host file by handle
 # (open_by_handle_at needs only CAP_DAC_READ_SEARCH), remount the grader's read-only package
 # writable and plant code there (the trusted grader imports that package), raise its own
-# memory cap, or make a user namespace of its own. Each attempt that works makes ring_shift
+# memory cap, or make a user namespace of its own. Each attempt that works makes halo_difference
 # wrong, so a capability left to the sandbox costs points the test sees; the planted file is
 # looked for by the test too.
 import ctypes
@@ -80,5 +80,5 @@ if os.waitstatus_to_exitcode(os.wait()[1]) == 0:
 if escaped:
     print("escaped:", escaped)
 
-    def ring_shift(x):
+    def halo_difference(x):
         return x

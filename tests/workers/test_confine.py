@@ -112,7 +112,7 @@ def test_a_workers_children_hold_at_most_its_memory_together(sandboxed):
     each fit one by one: do they fail to hold 6 GiB together, the kernel killing one in the
     worker's group, and does the group say so?"""
     source = (ROOT / "tests" / "submissions" /
-              "holds-memory-in-children-beyond-the-cap-in-ring-shift.py").read_text()
+              "holds-memory-in-children-beyond-the-cap-in-halo-difference.py").read_text()
     limits = Limits()
     worker = WorkerProcess(2, limits, Sandbox(use_bwrap=sandboxed))
     try:

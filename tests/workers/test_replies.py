@@ -95,8 +95,8 @@ def test_a_verifiers_measures_are_read_the_same_way():
 def test_a_run_keeps_replies_only_up_to_its_budget(monkeypatch, budget, kept, reason):
     """With a budget (in values, or in bytes) that one reply uses up, is every later test of
     the run failed with the reason, unread, while the first is kept?"""
-    source = Source("a.py", "a.py", "def ring_shift(x):\n    return x\n")
-    chosen = [c for c in cases.for_exercise("ring_shift") if 8 in c.device_counts][:3]
+    source = Source("a.py", "a.py", "def halo_difference(x):\n    return x\n")
+    chosen = [c for c in cases.for_exercise("halo_difference") if 8 in c.device_counts][:3]
     first = runner.run([source], chosen[:1], 8, DEFAULT_LIMITS)
     used = getattr(first, kept)
     monkeypatch.setattr(replies, budget, used)
@@ -111,7 +111,7 @@ def test_the_grader_quotes_what_a_submission_wrote_briefly_and_check_in_full():
     (brief), is it cut to a short excerpt, and shown in full by check()? Is a type name of 500
     characters cut to 40 in both, and the grader's own reason for an unreadable reply never
     cut?"""
-    found = next(c for c in cases.for_exercise("ring_shift") if c.hidden)
+    found = next(c for c in cases.for_exercise("halo_difference") if c.hidden)
     words = " ".join(f"word{i:03d}" for i in range(90))[:700]
     raised = {"ok": False, "error": {"type": "E" * 500, "message": words}}
     brief = cases.decide(found, {8: raised}, {8: None}, brief=True)

@@ -22,9 +22,9 @@ def test_a_submission_that_stalls_everything_ends_with_its_total_time(tmp_path):
     """Three functions that each hang, with 60 s per exercise but 4 s for the whole run: does
     the run end with every test not run, for that reason, instead of taking 3 x 60 s?"""
     hangs = "".join(f"def {name}(*args):\n    time.sleep(3600)\n\n\n"
-                    for name in ("ring_shift", "distributed_dot", "pmap_scaled_sum"))
+                    for name in ("halo_difference", "distributed_dot", "pmap_scaled_sum"))
     sources = [Source("stalls.py", "stalls.py", "import time\n\n\n" + hangs)]
-    chosen = [c for name in ("ring_shift", "distributed_dot", "pmap_scaled_sum")
+    chosen = [c for name in ("halo_difference", "distributed_dot", "pmap_scaled_sum")
               for c in cases.for_exercise(name) if 8 in c.device_counts]
     limits = Limits(exercise=60, cell=60, run=4)
     result = runner.run(sources, chosen, 8, limits)
@@ -33,7 +33,7 @@ def test_a_submission_that_stalls_everything_ends_with_its_total_time(tmp_path):
     assert result.outcomes == {c.id: {"ok": False, "not_run": why} for c in chosen}
 
 
-# A submission whose ring_shift, at every call a test makes, searches its whole worker for
+# A submission whose halo_difference, at every call a test makes, searches its whole worker for
 # what the hidden tests are made of: every name in every string reachable from Python's
 # objects (modules, functions and their code, dicts, lists, the worker's own records), the
 # modules loaded, the environment, and every file it can read in the grader's package, its
@@ -75,7 +75,7 @@ def _texts():
                     pass
 
 
-def ring_shift(x):
+def halo_difference(x):
     words = {{w for text in _texts() for w in WORD.findall(text)}}
     seen = {{hashlib.md5(w.encode()).hexdigest() for w in words}}
     del words
@@ -87,9 +87,14 @@ def ring_shift(x):
     n = jax.device_count()
     mesh = jax.sharding.Mesh(jax.devices(), ("data",))
     spec = jax.sharding.PartitionSpec("data")
-    return jax.shard_map(lambda b: jax.lax.ppermute(b, "data", [(i, (i + 1) % n)
-                                                                 for i in range(n)]),
-                         mesh=mesh, in_specs=spec, out_specs=spec)(x)
+
+    def difference(b):
+        before = jax.lax.ppermute(b[-1:], "data", [(i, (i + 1) % n) for i in range(n)])
+        after = jax.lax.ppermute(b[:1], "data", [(i, (i - 1) % n) for i in range(n)])
+        padded = jax.numpy.concatenate([before, b, after])
+        return (padded[2:] - padded[:-2]) / 2
+
+    return jax.shard_map(difference, mesh=mesh, in_specs=spec, out_specs=spec)(x)
 """
 
 
@@ -114,11 +119,11 @@ def test_nothing_of_the_hidden_tests_is_readable_in_a_worker():
     any of those calls, while the search finds what the worker does hold?"""
     markers = _hidden_markers()
     assert len(markers) > 150  # most hidden tests have a long name of their own
-    controls = ["forbid_trace_hooks", "moves_each_block_to_the_next_device"]
+    controls = ["forbid_trace_hooks", "differences_of_the_squares"]
     assert controls[1] in {c.name for c in cases.load(hidden=False)}
     source = "import jax\n" + SEARCHES_THE_WORKER.format(
         markers=[_digest(m) for m in markers], controls=[_digest(c) for c in controls])
-    chosen = [c for c in cases.for_exercise("ring_shift") if 8 in c.device_counts]
+    chosen = [c for c in cases.for_exercise("halo_difference") if 8 in c.device_counts]
     assert any(c.hidden for c in chosen)
     result = runner.run([Source("search.py", "search.py", source)], chosen, 8,
                         Limits(exercise=120, cell=60))
@@ -136,9 +141,9 @@ def test_a_tester_that_cannot_start_leaves_the_run_unfinished(monkeypatch):
 
     monkeypatch.setattr(runner.TESTERS, "start", fails)
     monkeypatch.setattr(runner.TESTERS, "idle", {})
-    chosen = [c for name in ("ring_shift", "distributed_dot") for c in cases.for_exercise(name)
-              if 2 in c.device_counts]
-    source = Source("a.py", "a.py", "def ring_shift(x):\n    return x\n\n"
+    chosen = [c for name in ("halo_difference", "distributed_dot")
+              for c in cases.for_exercise(name) if 2 in c.device_counts]
+    source = Source("a.py", "a.py", "def halo_difference(x):\n    return x\n\n"
                     "def distributed_dot(a, b):\n    return 0.0\n")
     result = runner.run([source], chosen, 2, Limits(exercise=30, cell=30))
     why = msg.MSG_WORKER_FAILED.format(devices=2, why=msg.MSG_TESTER_FAILED.format(

@@ -149,5 +149,5 @@ def test_without_the_sandbox_root_still_runs_submissions_as_another_user(tmp_pat
     assert msg.WARN_SANDBOX_OFF in done.stderr
     students = json.loads((tmp_path / "out" / "results.json").read_text())["students"]
     for name in fixtures:
-        ring = students[name]["exercises"]["ring_shift"]
+        ring = students[name]["exercises"]["halo_difference"]
         assert ring["status"] == "passed", ring["message"]

@@ -119,7 +119,7 @@ for started_one, request in [
                   "source": "import time\\ntime.sleep(3600)"}),
         (verifier, {"op": "verify", "measures": ["hlo_collectives"], "blob": blob,
                     "reference": blob, "seed": 0}),
-        (tester, {"op": "probe", "case_id": "ring_shift:moves_each_block_to_the_next_device"})]:
+        (tester, {"op": "probe", "case_id": "halo_difference:differences_of_the_squares"})]:
     started_one.process.stdin.write((json.dumps({"req": "busy", **request}) + "\\n").encode())
     started_one.process.stdin.flush()
 time.sleep(2)

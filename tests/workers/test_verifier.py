@@ -414,7 +414,7 @@ def test_a_program_that_never_ends_costs_its_own_cases_and_leaves_nothing_runnin
 
     good, endless = psum_program(), psum_program(forever)
     limits = Limits(exercise=3)
-    ids = {"endless": "ring_shift:endless", "good": "distributed_dot:good"}
+    ids = {"endless": "halo_difference:endless", "good": "distributed_dot:good"}
     reference = Run(DEVICES, programs={(i, (), "hlo_collectives"): good["program"]["blob"]
                                               for i in ids.values()})
     result = Run(DEVICES, outcomes={ids["endless"]: {"ok": True, "data": endless},

@@ -1,4 +1,4 @@
-"""ring_shift starts as many processes as it can, up to 2000 (more than a worker may run),
+"""halo_difference starts as many processes as it can, up to 2000 (more than a worker may run),
 sets every one of them spinning on the CPU and waits forever. Were nothing capped it would
 start them all and return a wrong answer at once (a failure, not a time-out); capped, it runs
 out of processes, and the ones it has spin until the exercise's time is up. The other
@@ -10,7 +10,7 @@ import time
 SPIN = "trap 'while :; do :; done' USR1; sleep 100000 & wait"
 
 
-def ring_shift(x):
+def halo_difference(x):
     children = []
     while len(children) < 2000:
         try:

@@ -1,5 +1,5 @@
 import sys
 
 
-def ring_shift(x):
+def halo_difference(x):
     sys.exit(0)

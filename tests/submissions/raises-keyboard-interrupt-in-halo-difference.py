@@ -1,2 +1,2 @@
-def ring_shift(x):
+def halo_difference(x):
     raise KeyboardInterrupt

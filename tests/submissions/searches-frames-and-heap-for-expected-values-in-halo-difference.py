@@ -1,4 +1,4 @@
-# Looks for the expected result of ring_shift where a careless grader would keep it: in the
+# Looks for the expected result of halo_difference where a careless grader would keep it: in the
 # frames that call it (the probe, the worker) and among every array on the heap, any array of
 # the input's shape that is not the input. The grader judges in its own process and the
 # expected values never reach the worker, so what it finds is not the answer: it returns the
@@ -10,7 +10,7 @@ import jax
 import numpy as np
 
 
-def ring_shift(x):
+def halo_difference(x):
     mine = np.asarray(x)
     seen = []
     frame = sys._getframe(1)
