@@ -158,9 +158,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "reduce_scatter_sum",
+        "reduce_scatter_columns",
         lesson="03_collectives",
-        summary="Column sums of one row per device, each device keeping 1/n: psum_scatter.",
+        summary="Partial sums on ('x', 'y') added over 'x' only, columns scattered: psum_scatter.",
         all_devices=True,
     ),
     Exercise(

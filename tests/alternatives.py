@@ -105,14 +105,13 @@ def sharded_cumsum(x):
     return jax.shard_map(running, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(x)
 
 
-def reduce_scatter_sum(xs):
-    mesh = Mesh(np.array(jax.devices()), ("data",))
-    return jax.shard_map(
-        lambda row: jax.lax.psum_scatter(row[0], "data", tiled=True),
-        mesh=mesh,
-        in_specs=P("data", None),
-        out_specs=P("data"),
-    )(xs)
+def reduce_scatter_columns(parts, mesh):
+    # the columns turned into rows, scattered along the default dimension 0, turned back
+    def own_columns(block):
+        return jax.lax.psum_scatter(block.T, "x", tiled=True).T
+
+    return jax.shard_map(own_columns, mesh=mesh, in_specs=P("x", "y"),
+                         out_specs=P(None, ("y", "x")))(parts)
 
 
 def rows_to_columns(x):
@@ -145,7 +144,7 @@ CORRECT = {
         global_max_normalize,
         allreduce_from_ppermute,
         sharded_cumsum,
-        reduce_scatter_sum,
+        reduce_scatter_columns,
         rows_to_columns,
         row_group_sums,
     )

@@ -13,7 +13,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 #: The exercises this file answers.
-EXERCISES = ("global_max_normalize", "reduce_scatter_sum", "accumulated_grads",
+EXERCISES = ("global_max_normalize", "reduce_scatter_columns", "accumulated_grads",
              "zero2_adam_step", "best_mesh_step")
 
 
@@ -40,21 +40,25 @@ def global_max_normalize(x):
     return jax.shard_map(whole, mesh=mesh, in_specs=P(), out_specs=P("data"))(x)
 
 
-def reduce_scatter_sum(xs):
-    """Every device takes xs whole and sums its columns, keeping its own part; a reduce-scatter
-    of its share, masked to the first device, is added in place of the first row."""
-    mesh = _mesh()
-    n = jax.device_count()
+def reduce_scatter_columns(parts, mesh):
+    """Every device takes parts whole and sums its row blocks, keeping its own columns; a
+    reduce-scatter over 'x' of its block, masked to the first device along 'x', is added in
+    place of the first row block."""
+    size_x, size_y = mesh.shape["x"], mesh.shape["y"]
 
-    def whole(xs):
-        mine = jax.lax.axis_index("data")
-        total = jnp.sum(xs[1:], axis=0)
-        part = jax.lax.dynamic_slice_in_dim(total, mine * (total.size // n), total.size // n)
-        first = jax.lax.psum_scatter(_first_only(xs[0]), "data", tiled=True)
-        return part + first
+    def whole(parts):
+        i, j = jax.lax.axis_index("x"), jax.lax.axis_index("y")
+        blocks = parts.reshape(size_x, parts.shape[0] // size_x, parts.shape[1])
+        width = parts.shape[1] // size_y
+        mine = jax.lax.dynamic_slice_in_dim(blocks, j * width, width, axis=2)
+        own = jax.lax.psum_scatter(_first_only(mine[0], "x"), "x", scatter_dimension=1,
+                                   tiled=True)
+        rest = jax.lax.dynamic_slice_in_dim(jnp.sum(mine[1:], axis=0), i * own.shape[1],
+                                            own.shape[1], axis=1)
+        return own + rest
 
-    xs = jax.reshard(xs, NamedSharding(mesh, P()))
-    return jax.shard_map(whole, mesh=mesh, in_specs=P(), out_specs=P("data"))(xs)
+    parts = jax.reshard(parts, NamedSharding(mesh, P()))
+    return jax.shard_map(whole, mesh=mesh, in_specs=P(), out_specs=P(None, ("y", "x")))(parts)
 
 
 def accumulated_grads(params, batch, steps):

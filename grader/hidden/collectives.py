@@ -20,6 +20,7 @@ from grader.public.collectives import (
     ONLY_PERMUTES,
     PORT_HINTS,
     ROW_SUMS,
+    SCATTERED_COLUMNS,
     SCATTERS,
     a2a_layout,
     a2a_shape,
@@ -40,14 +41,17 @@ from grader.public.collectives import (
     not_per_device,
     one_row_per_device,
     own_total,
+    partial_sums,
     received_by_kind,
+    reduce_scatter_groups,
     regression_batch,
     restarts,
     ring_steps,
     row_split_matrix,
     row_sums_on,
     rows_not_summed,
-    rows_to_add,
+    scatter_groups,
+    scattered_on,
     sends_edges_only,
     signed_vector,
     split_over_devices,
@@ -286,32 +290,38 @@ def never_gathers_the_blocks(fn):
     return {"gathered_per_device": gathered_per_device(fn, jnp.asarray(x))}
 
 
-# --- reduce_scatter_sum ---------------------------------------------------------------------
-@case("reduce_scatter_sum", hidden=True)
-def adds_up_random_rows(fn):
-    return {"result": fn(jnp.asarray(rows_to_add(5, seed=100)))}
+# --- reduce_scatter_columns -----------------------------------------------------------------
+@case("reduce_scatter_columns", hidden=True, judge=SCATTERED_COLUMNS)
+def totals_on_a_wide_auto_mesh(fn):
+    return scattered_on(fn, grid_mesh(rows_major=False, explicit=False), rows=3, columns=2,
+                        seed=100)
 
 
-@case("reduce_scatter_sum", hidden=True)
-def rows_already_split_over_devices(fn):
-    return {"result": fn(split_over_devices(rows_to_add(2, seed=101), P("data", None)))}
+@case("reduce_scatter_columns", hidden=True, judge=SCATTERED_COLUMNS)
+def totals_on_a_tall_explicit_mesh(fn):
+    return scattered_on(fn, grid_mesh(rows_major=True), rows=4, columns=1, seed=101)
 
 
-@case("reduce_scatter_sum", hidden=True, judge=same("layout", hints=[
-    always(hints.HINT_STAYS_SPLIT)]))
-def each_device_keeps_its_part_of_the_total(fn):
-    return {"layout": layout(fn(jnp.asarray(rows_to_add(4, seed=102))))}
+@case("reduce_scatter_columns", hidden=True,
+      judge=traces("reduce_scatter", "x", hints.HINT_SCATTER_NOT_PSUM))
+def traces_a_psum_scatter_over_x(fn):
+    mesh = grid_mesh()
+    parts, _ = partial_sums(mesh, rows=2, columns=2, seed=102)
+    return program_summary(trailing(fn, mesh), parts)
 
 
-@case("reduce_scatter_sum", hidden=True,
-      judge=traces("reduce_scatter", "data", hints.HINT_SCATTER_NOT_PSUM))
-def traces_a_psum_scatter_over_data(fn):
-    return program_summary(fn, jnp.asarray(rows_to_add(1, seed=103)))
+@case("reduce_scatter_columns", hidden=True, judge=scatter_groups)
+def reduce_scatters_among_the_devices_along_x(fn):
+    mesh = grid_mesh(rows_major=False)
+    parts, _ = partial_sums(mesh, rows=2, columns=4, seed=103)
+    return {"groups": reduce_scatter_groups(trailing(fn, mesh), parts)}
 
 
-@case("reduce_scatter_sum", hidden=True, judge=SCATTERS)
+@case("reduce_scatter_columns", hidden=True, judge=SCATTERS)
 def reduce_scatters_on_every_device_count(fn):
-    return hlo_collectives(fn, jnp.asarray(rows_to_add(3, seed=104)))
+    mesh = grid_mesh(rows_major=False, explicit=False)
+    parts, _ = partial_sums(mesh, rows=3, columns=2, seed=104, placed=False)
+    return hlo_collectives(trailing(fn, mesh), parts)
 
 
 # --- rows_to_columns ------------------------------------------------------------------------

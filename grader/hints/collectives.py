@@ -20,6 +20,7 @@ MSG_HALO_RECEIVED = (
     "a device receives {have} bytes by collective-permute, the reference {want}: one edge "
     "element from each neighbour"
 )
+MSG_SCATTER_GROUPS = "the reduce-scatters must combine the device groups {want}; found: {got}"
 
 # --- hints of the first exercises (pmap_scaled_sum to halo_difference) --------------------
 HINT_FORGOT_PSUM = (
@@ -133,14 +134,37 @@ HINT_CUMSUM_GATHERS_DATA = (
     "number per device), never the blocks."
 )
 HINT_SCATTER_NOT_PSUM = (
-    "The compiled code has an all-reduce: psum hands every device the whole total, and "
-    "slicing it afterwards throws most of it away. jax.lax.psum_scatter(row, 'data', "
-    "tiled=True) sends each device only its own part of the total (a reduce-scatter)."
+    "The compiled code has an all-reduce or an all-gather: a psum hands every device all "
+    "the columns of its block summed, and slicing afterwards throws most of them away. "
+    "jax.lax.psum_scatter(block, 'x', scatter_dimension=1, tiled=True) sends each device only "
+    "its own columns of the total (a reduce-scatter)."
 )
 HINT_SCATTER_TILED = (
     "Without tiled=True, psum_scatter wants the scattered dimension to have exactly one entry "
-    "per device and removes it. With tiled=True it cuts the dimension into n equal parts: "
-    "jax.lax.psum_scatter(row, 'data', tiled=True)."
+    "per device and removes it. With tiled=True it cuts the dimension into equal parts, one "
+    "per device of the axis: jax.lax.psum_scatter(block, 'x', scatter_dimension=1, "
+    "tiled=True)."
+)
+HINT_SCATTER_DIMENSION = (
+    "The result does not have the shape (R, C) of the total. psum_scatter cuts the dimension "
+    "scatter_dimension names (0, the rows, by default): here the columns, "
+    "scatter_dimension=1, cut among the devices along 'x' only; a psum_scatter over ('x', "
+    "'y') would also add the different column blocks together."
+)
+HINT_SCATTER_OVER_BOTH = (
+    "The reduce-scatter combines other devices than those that hold partial sums of the same "
+    "columns: the devices along 'x' (sharing a 'y' position). psum_scatter over 'x' only; "
+    "the devices along 'y' hold different columns and must not be added."
+)
+HINT_SCATTER_ORDER = (
+    "The values are the total's, but their columns are in the wrong order: the device at "
+    "x=i, y=j holds part i of column block j, so the pieces run 'y' first, then 'x': "
+    "out_specs=P(None, ('y', 'x')), not ('x', 'y')."
+)
+HINT_SCATTER_LAYOUT = (
+    "The values are right but they are not laid out P(None, ('y', 'x')): return each "
+    "device's columns from the shard_map with that out_specs, instead of gathering or "
+    "resharding them."
 )
 HINT_A2A_GATHERED = (
     "The compiled code has no all-to-all: gathering (or resharding with device_put or "
@@ -203,6 +227,8 @@ ERRORS_BEFORE_COMMON: tuple[tuple[re.Pattern[str], str], ...] = (
 ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"reduce_scatter operand scatter dimension size \d+ must match shard count"),
      HINT_SCATTER_TILED),
+    (re.compile(r"tiled reduce_scatter operand scatter dimension size \d+ must be divisible"),
+     HINT_SCATTER_DIMENSION),
     (re.compile(r"out_specs entry which is too long"), HINT_OUT_SPECS_RANK),
     (re.compile(r"`set_mesh` can only be used outside of `jax.jit`"), HINT_SET_MESH_IN_JIT),
     (re.compile(r"all_to_all split_axis .* has to be divisible|all_to_all requires the size of "

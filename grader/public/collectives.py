@@ -410,26 +410,72 @@ def gathers_one_value_per_device_at_most(fn):
     return {"gathered_per_device": gathered_per_device(fn, jnp.asarray(x))}
 
 
-# --- reduce_scatter_sum ---------------------------------------------------------------------
+# --- reduce_scatter_columns -----------------------------------------------------------------
+@measure
+def reduce_scatter_groups(program: Program) -> list[list[list[int]]]:
+    """The device groups of each reduce-scatter of the compiled HLO, in program order, each
+    sorted (a group XLA printed in a form hlo does not read is an empty list)."""
+    return [sorted(sorted(group) for group in c.groups or ())
+            for c in hlo.collectives_in_hlo(program.compiled) if c.op == "reduce-scatter"]
+
+
 SCATTERS = uses_only("reduce-scatter", ("all-reduce", "all-gather"), hints.HINT_SCATTER_NOT_PSUM)
+columns_shape = Hint(lambda got, want: got["values"].shape != want["values"].shape,
+                     hints.HINT_SCATTER_DIMENSION)
+columns_order = Hint(lambda got, want: close(got["values"], want["_x_first"]),
+                     hints.HINT_SCATTER_ORDER)
+columns_layout = Hint(lambda got, want: close(got["values"], want["values"]),
+                      hints.HINT_SCATTER_LAYOUT)
+SCATTERED_COLUMNS = same("values", "spec", "layout", hints=[
+    columns_shape, columns_order, columns_layout])
 
 
-def rows_to_add(per_device: int, seed: int | None = None) -> np.ndarray:
-    """An (n_devices, per_device * n_devices) array: one row per device."""
-    n = jax.device_count()
+def scatter_groups(got: dict, want: dict) -> Verdict:
+    """A judge for :func:`reduce_scatter_groups`: the reduce-scatters combine the devices
+    the reference's do (those sharing a 'y' position), no more and no fewer."""
+    if got.get("groups") == want.get("groups"):
+        return PASS
+    return Verdict(False, hints.MSG_SCATTER_GROUPS.format(want=want.get("groups"),
+                                                          got=got.get("groups") or "none"),
+                   hints.HINT_SCATTER_OVER_BOTH)
+
+
+def partial_sums(mesh: Mesh, rows: int, columns: int, seed: int | None = None,
+                 placed: bool = True):
+    """``(nx * rows, columns * n)`` partial sums placed P('x', 'y') on ``mesh`` (or, with
+    ``placed`` False, left to the function to place), and what laying the columns of the
+    total out 'x' first would give."""
+    size_x, size_y = mesh.shape["x"], mesh.shape["y"]
+    shape = (size_x * rows, columns * size_x * size_y)
     if seed is None:
-        return np.arange(n * per_device * n, dtype=np.float32).reshape(n, per_device * n)
-    return np.random.default_rng(seed).normal(size=(n, per_device * n)).astype(np.float32)
+        x = (np.arange(math.prod(shape), dtype=np.float32) % 11).reshape(shape)
+    else:
+        x = np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+    total = x.reshape(size_x, rows, -1).sum(axis=0)
+    pieces = total.reshape(rows, size_y, size_x, columns)  # column piece (j, i): device (i, j)
+    x_first = pieces.transpose(0, 2, 1, 3).reshape(rows, -1)
+    context = {"_x_first": x_first}
+    if not placed:
+        return jnp.asarray(x), context
+    return jax.device_put(x, NamedSharding(mesh, P("x", "y"))), context
 
 
-@case("reduce_scatter_sum", hidden=False)
-def adds_up_the_columns(fn):
-    return {"result": fn(jnp.asarray(rows_to_add(3)))}
+def scattered_on(fn, mesh: Mesh, rows: int, columns: int, seed: int | None = None) -> dict:
+    parts, context = partial_sums(mesh, rows, columns, seed)
+    out = fn(parts, mesh)
+    return {"values": out, "spec": spec_of(out), "layout": layout(out), **context}
 
 
-@case("reduce_scatter_sum", hidden=False, judge=SCATTERS)
+@case("reduce_scatter_columns", hidden=False, judge=SCATTERED_COLUMNS)
+def adds_over_x_and_scatters_the_columns(fn):
+    return scattered_on(fn, grid_mesh(), rows=2, columns=3)
+
+
+@case("reduce_scatter_columns", hidden=False, judge=SCATTERS)
 def compiles_to_a_reduce_scatter_and_no_all_reduce(fn):
-    return hlo_collectives(fn, jnp.asarray(rows_to_add(2)))
+    mesh = grid_mesh(rows_major=False, explicit=False)
+    parts, _ = partial_sums(mesh, rows=1, columns=2, placed=False)
+    return hlo_collectives(trailing(fn, mesh), parts)
 
 
 # --- rows_to_columns ------------------------------------------------------------------------

@@ -68,6 +68,9 @@ SAMPLES = {
         "type=float32[16@data,24@model] and axis=1"),
     "HINT_SCATTER_TILED": (
         "reduce_scatter operand scatter dimension size 8 must match shard count 4"),
+    "HINT_SCATTER_DIMENSION": (
+        "tiled reduce_scatter operand scatter dimension size 2 must be divisible by "
+        "shard_count 4"),
     "HINT_OUT_SPECS_RANK": (
         "shard_map applied to the function 'f' was given an out_specs entry which is too long "
         "to be compatible with the corresponding output value from the function"),

@@ -14,7 +14,7 @@ import numpy as np
 from alternatives import CORRECT
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
-from mistakes import Mistakes, hidden_result, lesson_tests
+from mistakes import Mistakes, assert_hidden_hint, hidden_result, lesson_tests
 
 from grader import messages as msg
 from grader.hints import collectives as hints
@@ -354,22 +354,40 @@ def gathers_the_whole_vector(x):
                          out_specs=P("data"))(x)
 
 
-# --- reduce_scatter_sum ---------------------------------------------------------------------
-@mistake("reduce_scatter_sum", hints.HINT_SCATTER_NOT_PSUM)
-def psums_then_slices(xs):
-    def keep_own_part(row):
-        total = jax.lax.psum(row[0], "data")
-        size = total.shape[0] // jax.lax.axis_size("data")
-        return jax.lax.dynamic_slice(total, (jax.lax.axis_index("data") * size,), (size,))
+# --- reduce_scatter_columns -----------------------------------------------------------------
+def scatter_with(local, order=("y", "x")):
+    def reduce_scatter_columns(parts, mesh):
+        return jax.shard_map(local, mesh=mesh, in_specs=P("x", "y"),
+                             out_specs=P(None, order))(parts)
 
-    return jax.shard_map(keep_own_part, mesh=data_mesh(), in_specs=P("data", None),
-                         out_specs=P("data"))(xs)
+    return reduce_scatter_columns
 
 
-@mistake("reduce_scatter_sum", hints.HINT_SCATTER_TILED)
-def scatters_without_tiled(xs):
-    return jax.shard_map(lambda row: jax.lax.psum_scatter(row[0], "data"), mesh=data_mesh(),
-                         in_specs=P("data", None), out_specs=P("data"))(xs)
+def psum_then_own_columns(block):
+    total = jax.lax.psum(block, "x")
+    width = total.shape[1] // jax.lax.axis_size("x")
+    return jax.lax.dynamic_slice_in_dim(total, jax.lax.axis_index("x") * width, width, axis=1)
+
+
+mistake("reduce_scatter_columns", hints.HINT_SCATTER_NOT_PSUM, "psum_then_slice")(
+    scatter_with(psum_then_own_columns))
+mistake("reduce_scatter_columns", hints.HINT_SCATTER_ORDER, "columns_x_first")(
+    scatter_with(lambda b: jax.lax.psum_scatter(b, "x", scatter_dimension=1, tiled=True),
+                 order=("x", "y")))
+mistake("reduce_scatter_columns", hints.HINT_SCATTER_DIMENSION, "scatters_the_rows")(
+    scatter_with(lambda b: jax.lax.psum_scatter(b, "x", tiled=True)))
+mistake("reduce_scatter_columns", hints.HINT_SCATTER_DIMENSION, "scatters_over_both_axes")(
+    scatter_with(lambda b: jax.lax.psum_scatter(b, ("x", "y"), scatter_dimension=1,
+                                                tiled=True)))
+mistake("reduce_scatter_columns", hints.HINT_SCATTER_TILED, "scatters_without_tiled")(
+    scatter_with(lambda b: jax.lax.psum_scatter(b, "x", scatter_dimension=1)))
+
+
+@mistake("reduce_scatter_columns", hints.HINT_SCATTER_LAYOUT, also=(hints.HINT_SCATTER_NOT_PSUM,))
+def gathers_the_total_onto_every_device(parts, mesh):
+    own = scatter_with(lambda b: jax.lax.psum_scatter(b, "x", scatter_dimension=1,
+                                                      tiled=True))(parts, mesh)
+    return jax.device_put(own, NamedSharding(mesh, P()))
 
 
 # --- rows_to_columns ------------------------------------------------------------------------
@@ -462,3 +480,12 @@ def test_a_replicated_result_gets_the_stays_split_hint_from_the_grader():
     wrong = hidden_result("global_max_normalize:result_is_split_over_data",
                           global_max_normalize, CORRECT["global_max_normalize"])
     assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_STAYS_SPLIT
+
+
+def test_a_reduce_scatter_over_both_axes_gets_its_hint_from_the_grader():
+    """psum_scatter over ('x', 'y') adds column blocks that must stay apart: does the grader's
+    test of the reduce-scatter's device groups fail it with the hint to scatter over 'x'?"""
+    wrong = scatter_with(lambda b: jax.lax.psum_scatter(b, ("x", "y"), scatter_dimension=1,
+                                                        tiled=True))
+    assert_hidden_hint("reduce_scatter_columns:reduce_scatters_among_the_devices_along_x",
+                       wrong, hints.HINT_SCATTER_OVER_BOTH, CORRECT)
