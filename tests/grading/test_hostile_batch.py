@@ -598,7 +598,7 @@ def test_a_thread_left_running_stops_every_measurement_with_the_reason(graded):
 def test_a_syntax_error_costs_only_the_function_of_its_cell(graded):
     """Does a cell that does not compile cost its function, with the line in the reason,
     while the cells before it still count?"""
-    student = graded["has-a-syntax-error-in-the-halo-difference-cell"]
+    student = graded["has-a-syntax-error-in-the-halo-cell"]
     [problem] = student["problems"]
     assert "SyntaxError" in problem and "line 1" in problem, problem
     psum = student["exercises"]["shard_map_psum"]
