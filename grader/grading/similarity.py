@@ -108,31 +108,32 @@ def functions(sources: Iterable[submission.Source], names: Iterable[str]) -> dic
     """Each top-level function named in ``names`` (the last one defined wins, as when the
     cells run in order), as :func:`normalised` code; cells that do not parse, or are
     too long to (:data:`MAX_PARSED`), are skipped."""
-    wanted = set(names)
-    found: dict[str, str] = {}
-    for source in sources:
-        tree = _parse(source.code)
-        for node in tree.body if tree else ():
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in wanted:
-                try:
-                    code = normalised(node)
-                except (RecursionError, MemoryError, ValueError):
-                    continue  # too deep to print back: nothing to compare
-                if len(code) <= MAX_CHARACTERS:
-                    found[node.name] = code
-    return found
+    def printed(node: ast.AST, code: str) -> str | None:
+        try:
+            return normalised(node)
+        except (RecursionError, MemoryError, ValueError):
+            return None  # too deep to print back: nothing to compare
+
+    return _defined(sources, names, printed)
 
 
 def written(sources: Iterable[submission.Source], names: Iterable[str]) -> dict[str, str]:
     """Each top-level function named in ``names`` as it is written (comments, names and
     layout kept; the last one defined wins)."""
+    return _defined(sources, names, lambda node, code: ast.get_source_segment(code, node))
+
+
+def _defined(sources: Iterable[submission.Source], names: Iterable[str], read
+             ) -> dict[str, str]:
+    """``read(node, code)`` of each top-level function named in ``names`` (the last one
+    defined wins), where it gives text of at most :data:`MAX_CHARACTERS`."""
     wanted = set(names)
     found: dict[str, str] = {}
     for source in sources:
         tree = _parse(source.code)
         for node in tree.body if tree else ():
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in wanted:
-                text = ast.get_source_segment(_without_magics(source.code), node)
+                text = read(node, _without_magics(source.code))
                 if text and len(text) <= MAX_CHARACTERS:
                     found[node.name] = text
     return found
