@@ -123,10 +123,17 @@ def _which(members: list[zipfile.ZipInfo]) -> str:
 
 def _newest_copy_last(member: zipfile.ZipInfo) -> tuple[str, int]:
     """Canvas's ``-1``, ``-2`` copies after the file they copy, so that the newest wins."""
-    path = PurePosixPath(member.filename)
+    return _copied(member.filename)
+
+
+def _copied(name: str) -> tuple[str, int]:
+    """The file a name is Canvas's copy of (``03_collectives-1.ipynb`` of
+    ``03_collectives.ipynb``), and which copy: 0 for the file itself."""
+    path = PurePosixPath(name)
     again = _AGAIN.search(path.stem)
-    stem = path.stem[:again.start()] if again else path.stem
-    return str(path.with_name(stem + path.suffix)), int(again[1]) if again else 0
+    if again is None:
+        return name, 0
+    return str(path.with_name(path.stem[:again.start()] + path.suffix)), int(again[1])
 
 
 def _student(done: Collected, found: re.Match, lms: str, by_lms_id: dict[str, str]
@@ -171,10 +178,7 @@ def _write(done: Collected, student: Student, folder: Path, entry: str, name: st
     if suffix not in SUFFIXES or name.startswith("."):
         done.left_out.append((entry, texts.COLLECT_NOT_A_NOTEBOOK))
         return
-    path = PurePosixPath(name)
-    again = _AGAIN.search(path.stem)
-    if again:  # Canvas's copy of a file uploaded again: sorted after it, it replaces it
-        name = path.stem[:again.start()] + path.suffix
+    name = _copied(name)[0]  # Canvas's copy of a file: sorted after it, it replaces it
     clean = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
     try:
         data = read()
