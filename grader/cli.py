@@ -64,6 +64,13 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("slices", type=Path, nargs="+", help="the output folder of each slice")
     merge.add_argument("--out", type=Path, required=True, help="folder for the whole gradebook")
 
+    adjust = verbs.add_parser("adjust", help="apply the instructor's adjustments (CSV: "
+                              "student,exercise,points,comment) to an output folder's grades")
+    adjust.add_argument("out", type=Path, help="an output folder of `grade` (or `merge`)")
+    adjust.add_argument("adjustments", type=Path, nargs="?", default=None, metavar="CSV",
+                        help="the adjustments, copied to OUT/adjustments.csv (default: "
+                        "OUT/adjustments.csv), which later grading into OUT applies again")
+
     collect = verbs.add_parser("collect", help="unpack an LMS's download of submissions "
                                "(Canvas's or Moodle's zip) into a folder per student")
     collect.add_argument("download", type=Path, help="the zip the LMS gave")

@@ -27,6 +27,9 @@ HANDED_IN = "handed in"
 #: On the roster, nothing handed in.
 MISSING = "missing"
 MSG_MISSING = "nothing was handed in"
+#: One adjustment of an exercise's points by the instructor (adjustments.csv), as the student
+#: reads it in their feedback.
+ADJUSTED = "Adjusted by your instructor: {points} point(s): {comment}"
 
 # --- what a test found: the message of its result (grader/framework/cases.py)
 MSG_NOT_FOUND = "not found: no function named `{name}` is defined in the submission"

@@ -25,7 +25,7 @@ def grade(args: argparse.Namespace) -> int:
     """``grade SUBMISSIONS --out OUT``: check what the arguments name, grade the class (or
     a slice of it, or some students again), show the gradebook and say what was written."""
     from grader import course
-    from grader.grading import grade, outputs, progress, texts
+    from grader.grading import adjustments, grade, outputs, progress, texts
     from grader.workers import process
     from grader.workers.sandbox import Limits
 
@@ -55,7 +55,9 @@ def grade(args: argparse.Namespace) -> int:
         return _fail(texts.STUDENT_AND_SHARD)
     try:
         work = _work(args)
-    except ValueError as exc:  # a mistake in course.toml, the roster or the times
+        if (args.out / outputs.ADJUSTMENTS).is_file():  # read again when written: fail now
+            adjustments.read(args.out / outputs.ADJUSTMENTS)
+    except ValueError as exc:  # a mistake in course.toml, the roster, the times, adjustments
         return _fail(str(exc))
     if problem := _writable(args.out):
         return _fail(problem)
@@ -87,7 +89,7 @@ def grade(args: argparse.Namespace) -> int:
                 work=work,
                 only=args.student,
             )
-    except grade.GradingError as exc:
+    except (grade.GradingError, adjustments.RosterError) as exc:  # the latter edited since
         return _fail(str(exc))
     except (KeyboardInterrupt, process.Stopped):
         print(msg.INTERRUPTED.format(out=args.out), file=sys.stderr)
@@ -130,10 +132,43 @@ def merge(args: argparse.Namespace) -> int:
     if problem := _writable(args.out):
         return _fail(problem)
     try:
-        outputs.write(args.out, results, batch, similar)
+        results, unmatched = outputs.write(args.out, results, batch, similar)
+    except ValueError as exc:  # the merged folder's adjustments.csv
+        return _fail(str(exc))
     except OSError as exc:
         return _fail(texts.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
+    if unmatched:
+        print(texts.WARN_ADJUST_UNMATCHED.format(rows="; ".join(unmatched)), file=sys.stderr)
     _show(results, similar, args.out)
+    return 0
+
+
+def adjust(args: argparse.Namespace) -> int:
+    """``adjust OUT [CSV]``: the instructor's adjustments applied to the graded results,
+    every output written again; CSV, if given, becomes OUT/adjustments.csv."""
+    from grader.grading import adjustments, outputs, texts
+
+    stored = args.out / outputs.ADJUSTMENTS
+    path = args.adjustments or stored
+    if not path.is_file():
+        return _fail(texts.ADJUST_NO_FILE.format(path=path,
+                                                 columns=",".join(adjustments.COLUMNS)))
+    try:
+        rows = adjustments.read(path)
+        graded = outputs.read(args.out)
+    except (ValueError, outputs.OutputError) as exc:
+        return _fail(str(exc))
+    if unmatched := adjustments.unmatched(rows, graded.results):
+        return _fail(texts.ADJUST_UNMATCHED.format(
+            rows="; ".join(f"{path}:{why}" for why in unmatched)))
+    try:
+        if path.resolve() != stored.resolve():
+            outputs.write_atomic(stored, path.read_bytes())
+        results, _ = outputs.write(args.out, graded.results, graded.batch, graded.similar)
+    except OSError as exc:
+        return _fail(texts.WRITE_FAILED.format(out=args.out, why=exc.strerror or exc))
+    _show(results, graded.similar, args.out)
+    print(texts.ADJUST_APPLIED.format(count=adjustments.count(results), path=stored))
     return 0
 
 

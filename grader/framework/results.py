@@ -36,6 +36,16 @@ class TestResult:
                                           for text in (self.hint, self.got, self.want))
 
 
+@dataclass(frozen=True)
+class Adjustment:
+    """Points an instructor added to (or, negative, took from) what the tests gave one
+    exercise, and why: ``adjustments.csv`` in the output folder
+    (:mod:`grader.grading.adjustments`)."""
+
+    points: float
+    comment: str
+
+
 @dataclass(repr=False)
 class ExerciseResult:
     """All tests of one exercise for one student."""
@@ -45,10 +55,20 @@ class ExerciseResult:
     #: Said above the tests: ``check`` says so when it ran on other devices than the grader, or
     #: could not run on some of them.
     note: str | None = None
+    #: The instructor's, applied on top of the tests.
+    adjustments: list[Adjustment] = field(default_factory=list)
+
+    @property
+    def tested_points(self) -> float:
+        """What the tests gave."""
+        return sum(t.points for t in self.tests)
 
     @property
     def points(self) -> float:
-        return sum(t.points for t in self.tests)
+        """What the tests gave, adjusted by the instructor: never below 0 or above the
+        exercise's points."""
+        adjusted = self.tested_points + sum(a.points for a in self.adjustments)
+        return min(self.max_points, max(0.0, adjusted))
 
     @property
     def max_points(self) -> float:
@@ -57,7 +77,7 @@ class ExerciseResult:
     @property
     def status(self) -> str:
         statuses = [t.status for t in self.tests]
-        if self.points == self.max_points:
+        if self.tested_points == self.max_points:  # what the tests say, adjusted or not
             return msg.PASSED
         for whole in (msg.NOT_FOUND, msg.NOT_ATTEMPTED):
             if statuses and all(s == whole for s in statuses):
@@ -65,7 +85,7 @@ class ExerciseResult:
         for serious in (msg.TIMEOUT, msg.CRASHED):
             if serious in statuses:
                 return serious
-        return msg.PARTIAL if self.points > 0 else msg.FAILED
+        return msg.PARTIAL if self.tested_points > 0 else msg.FAILED
 
     @property
     def first_failure(self) -> TestResult | None:
@@ -88,12 +108,19 @@ class ExerciseResult:
             "message": self.message,
             "hint": self.hint,
             "tests": [asdict(t) for t in self.tests],
+            "adjustments": [asdict(a) for a in self.adjustments],
         }
+
+    def adjusted_lines(self) -> list[str]:
+        """Each adjustment as one sentence for the student."""
+        return [msg.ADJUSTED.format(points=f"{a.points:+g}", comment=a.comment)
+                for a in self.adjustments]
 
     # --- renderings -------------------------------------------------------------------
     def __str__(self) -> str:
         lines = [f"{self.name}: {self.status} ({_num(self.points)}/{_num(self.max_points)})"]
         lines += [f"  note: {self.note}"] if self.note else []
+        lines += [f"  {line}" for line in self.adjusted_lines()]
         for t in self.tests:
             mark = "ok  " if t.status == msg.PASSED else "FAIL"
             lines.append(f"  {mark} {t.test}{_on(t.devices)}: {t.status}")
@@ -111,6 +138,7 @@ class ExerciseResult:
         rows = "".join(_html_row(t) for t in self.tests)
         hint = f"<p><b>Hint:</b> {html.escape(self.hint)}</p>" if self.hint else ""
         note = f"<p><b>Note:</b> {html.escape(self.note)}</p>" if self.note else ""
+        note += "".join(f"<p>{html.escape(line)}</p>" for line in self.adjusted_lines())
         return (
             f'<div class="grader-result" data-status="{html.escape(self.status)}" '
             f'style="border-left:6px solid {colour};padding:4px 10px;margin:4px 0">'
@@ -196,7 +224,9 @@ class StudentResult:
     def from_json(cls, student: str, data: dict[str, Any]) -> StudentResult:
         """Read back what :meth:`to_json` wrote (points are recomputed from the tests)."""
         exercises = {
-            name: ExerciseResult(name, [TestResult(**t) for t in e["tests"]])
+            name: ExerciseResult(name, [TestResult(**t) for t in e["tests"]],
+                                 adjustments=[Adjustment(float(a["points"]), str(a["comment"]))
+                                              for a in e.get("adjustments", [])])
             for name, e in data["exercises"].items()
         }
         late = Late(**data["late"]) if data.get("late") else None

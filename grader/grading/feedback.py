@@ -73,13 +73,15 @@ def markdown(result: StudentResult) -> str:
         lines += ["", "## Problems running your code", ""]
         lines += [f"- {_inline(p)}" for p in result.problems]
     for e in result.exercises.values():
-        if e.status != msg.PASSED:
+        if e.status != msg.PASSED or e.adjustments:
             lines += ["", *_exercise(e)]
     return "\n".join(lines) + "\n"
 
 
 def _exercise(e: ExerciseResult) -> list[str]:
     lines = [f"## `{e.name}`: {e.status} ({e.points:g} / {e.max_points:g})", ""]
+    if e.adjustments:
+        lines += [*(f"- **{_inline(line)}**" for line in e.adjusted_lines()), ""]
     if e.status in (msg.NOT_FOUND, msg.NOT_ATTEMPTED):
         return [*lines, _inline(e.message)]
     for t in e.tests:

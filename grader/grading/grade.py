@@ -170,8 +170,9 @@ def grade(
 ) -> list[StudentResult]:
     """Grade every entry of ``submissions`` (or the slice ``shard`` of them), ``jobs`` at a
     time (default: :func:`default_jobs`), on the exercises of ``work.assignment``, and write
-    the outputs to ``out``; returns every student's result, in name order, those on the roster
-    who handed in nothing included.
+    the outputs to ``out`` (with the instructor's ``out/adjustments.csv``); returns every
+    student's result as written, in name order, those on the roster who handed in nothing
+    included.
 
     Each result is stored as soon as it is known; a result stored by an earlier run of the
     same grader on the same submission is reused unless ``force``. ``only``: regrade just
@@ -239,7 +240,9 @@ def grade(
     _changed(before, results)
     graded = {results[e].student: results[e] for e in chosen} | others
     everyone = standings(graded, by_name, work)
-    write(out, everyone, batch, alike(by_name, exercises, solutions))
+    everyone, unmatched = write(out, everyone, batch, alike(by_name, exercises, solutions))
+    if unmatched and shard.count == 1:  # a slice's file names the other slices' students too
+        print(texts.WARN_ADJUST_UNMATCHED.format(rows="; ".join(unmatched)), file=sys.stderr)
     return everyone
 
 

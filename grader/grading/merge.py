@@ -77,8 +77,7 @@ def gather(folders: Sequence[Path],
 def merge(folders: Sequence[Path], out: Path) -> list[StudentResult]:
     """Put the slices in ``folders`` together and write the outputs of the class to ``out``."""
     batch, results, similar = gather(folders, out)
-    outputs.write(out, results, batch, similar)
-    return results
+    return outputs.write(out, results, batch, similar)[0]
 
 
 def _same_grading(a: Graded, b: Graded) -> None:

@@ -11,6 +11,8 @@ gradebook, the feedback and the summary are always written whole from the result
 - ``feedback/<student>.md`` and ``.html`` (:data:`FEEDBACK`);
 - ``summary.md`` and ``summary.png`` (:data:`SUMMARY`, :data:`FIGURE`), ``similarity.html``
   (:data:`SIMILARITY`);
+- ``adjustments.csv`` (:data:`ADJUSTMENTS`): the instructor's, never written here; every write
+  applies it (:mod:`grader.grading.adjustments`);
 - ``.results/`` (:data:`STORE`): each result as it is known, for a batch that is stopped and
   started again (:mod:`grader.grading.store`).
 """
@@ -38,6 +40,7 @@ SUMMARY = "summary.md"
 FIGURE = "summary.png"
 SIMILARITY = "similarity.html"
 STORE = ".results"
+ADJUSTMENTS = "adjustments.csv"
 #: What :func:`write` writes, in the order the command line names them.
 WRITTEN = (GRADEBOOK, RESULTS, SUMMARY, FIGURE, SIMILARITY, FEEDBACK + "/")
 #: What a results.json must record to be read back.
@@ -165,13 +168,23 @@ def read(folder: Path) -> Graded:
 
 
 def write(out: Path, results: Sequence[StudentResult], batch: Batch,
-          similar: Sequence[similarity.Pair] = ()) -> None:
+          similar: Sequence[similarity.Pair] = ()) -> tuple[list[StudentResult], list[str]]:
     """Write ``results.json``, ``gradebook.csv``, ``feedback/<student>.md`` and ``.html`` for
     everyone who handed something in (and remove the feedback of anyone else), ``summary.md``
     and ``summary.png``, ``similarity.html`` (the table of similar pairs also ends
-    ``summary.md``), each atomically."""
+    ``summary.md``), each atomically; with the adjustments of ``out/adjustments.csv`` where
+    there is one (a mistake in it raises RosterError before anything is written). Returns the
+    results as written, and why each row of that file matched no result (a student of another
+    slice, say)."""
     import jax
 
+    from grader.grading import adjustments  # it reads the roster's way, which reads this
+
+    results, unmatched = list(results), []
+    if (out / ADJUSTMENTS).is_file():
+        rows = adjustments.read(out / ADJUSTMENTS)
+        results = adjustments.apply(rows, results)
+        unmatched = [f"{out / ADJUSTMENTS}:{why}" for why in adjustments.unmatched(rows, results)]
     feedback_folder = out / FEEDBACK
     feedback_folder.mkdir(parents=True, exist_ok=True)
     report = {
@@ -194,6 +207,7 @@ def write(out: Path, results: Sequence[StudentResult], batch: Batch,
                  + similarity.markdown(similar, page_name=SIMILARITY))
     write_atomic(out / FIGURE, summary.png(results))
     write_atomic(out / SIMILARITY, similarity.page(similar, page_name=SIMILARITY))
+    return results, unmatched
 
 
 #: The gradebook's columns after the student and the exercises.

@@ -58,7 +58,7 @@ class Person:
         return {"id": self.id, "display_name": self.display_name, "email": self.email}
 
 
-def _rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
+def csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
     """The header and the rows (with their line numbers) of a CSV file."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:
@@ -81,7 +81,7 @@ def _rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:
 def read_roster(path: Path, assignments: tuple[str, ...] = ()) -> dict[str, Person]:
     """The students of a roster file, by submission name. ``assignments``: the names an
     ``extension_days:NAME`` column may give."""
-    header, rows = _rows(path)
+    header, rows = csv_rows(path)
     for column in header:
         name = column.removeprefix(f"{EXTENSION}:")
         if column not in COLUMNS and not (column.startswith(f"{EXTENSION}:")
@@ -118,7 +118,7 @@ def read_roster(path: Path, assignments: tuple[str, ...] = ()) -> dict[str, Pers
 def read_times(path: Path, zone: tzinfo | None) -> dict[str, datetime]:
     """When each submission came in, by name; a time without an offset is in ``zone`` (the
     course's time zone), which must then be set."""
-    header, rows = _rows(path)
+    header, rows = csv_rows(path)
     if header[:2] != ["name", "submitted_at"] or len(header) > 2:
         raise RosterError(f"{path}:1: {texts.TIMES_HEADER}")
     times: dict[str, datetime] = {}

@@ -164,6 +164,10 @@ def markdown(results: Sequence[StudentResult], figure: str) -> str:
     """``summary.md``: the spread of the totals, the figure, and every exercise handed in
     with its counts, the most failed first."""
     lines = ["# Summary of the batch", "", _spread(results), ""]
+    adjusted = [(r.student, e) for r in results for e in r.exercises.values() if e.adjustments]
+    if adjusted:
+        lines += [texts.SUMMARY_ADJUSTED.format(count=len(adjusted), students=len(
+            {student for student, _ in adjusted})), ""]
     cannot = unreadable(results)
     if cannot:
         lines += [f"**{texts.SUMMARY_UNREADABLE_HEADING.format(count=len(cannot))}**", "",

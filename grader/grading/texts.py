@@ -114,6 +114,22 @@ TIMES_BAD = "{value!r} is not a date and time such as 2026-12-04T23:59:00+01:00"
 TIMES_NO_ZONE = (
     "{value!r} has no time zone: add its offset (+01:00), or set timezone in course.toml"
 )
+# --- the instructor's adjustments (grader/grading/adjustments.py) --------------------------
+ADJUST_HEADER = "the header must be exactly: {columns}"
+ADJUST_EMPTY = "a row without a student or an exercise"
+ADJUST_BAD_POINTS = "points is {value!r}: a number such as 2 or -1.5"
+ADJUST_NO_COMMENT = "a row without a comment: the student reads it in their feedback"
+ADJUST_NO_STUDENT = "no student {student!r} is graded here (the gradebook's first column)"
+ADJUST_NO_EXERCISE = "{exercise!r} is not an exercise graded here"
+ADJUST_UNMATCHED = "adjustments that match no graded exercise (nothing written): {rows}"
+WARN_ADJUST_UNMATCHED = "warning: adjustments that match no graded exercise: {rows}"
+ADJUST_APPLIED = "{count} adjustment(s) applied from {path}"
+SUMMARY_ADJUSTED = (
+    "The totals include the instructor's adjustments (adjustments.csv) of {count} exercise(s) "
+    "of {students} student(s)."
+)
+ADJUST_NO_FILE = "{path} does not exist: write it first, with the header {columns}"
+
 WARN_NOT_ON_ROSTER = "warning: graded, but not on the roster: {students}"
 WARN_NO_TIME = (
     "warning: the times file does not say when {students} handed in: the newest change of "
