@@ -12,7 +12,9 @@ works in the bundle.
 
 from __future__ import annotations
 
+import ast
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 from grader.assignments import Assignment
@@ -37,6 +39,9 @@ class ReleaseError(Exception):
 
 #: Folders holding one notebook per lesson: an assignment's bundle keeps only its lessons'.
 PER_LESSON = ("notebooks", "exercises")
+#: The public tests, and their expected values (one file per lesson): an assignment's bundle
+#: keeps only what its exercises' ``check`` needs (:func:`public_modules`).
+PUBLIC, EXPECTED = "grader/public", "grader/public/expected"
 
 
 def release(destination: Path, root: Path = ROOT,
@@ -54,6 +59,13 @@ def release(destination: Path, root: Path = ROOT,
         if assignment and where.as_posix() in PER_LESSON:
             left_out |= {name for name in names if name.endswith(".ipynb")
                          and name.removesuffix(".ipynb") not in assignment.lessons}
+        if assignment and where.as_posix() == PUBLIC:
+            needed = public_modules(assignment.exercises, root / PUBLIC)
+            left_out |= {name for name in names if name.endswith(".py")
+                         and name != "__init__.py" and name.removesuffix(".py") not in needed}
+        if assignment and where.as_posix() == EXPECTED:
+            left_out |= {name for name in names if name.endswith(".json")
+                         and name.removesuffix(".json") not in assignment.lessons}
         return set(patterns(folder, names)) | left_out
 
     for name in INCLUDED:
@@ -68,6 +80,34 @@ def release(destination: Path, root: Path = ROOT,
         landing = destination / LANDING.name
         landing.write_text(generate.landing_with_table(landing.read_text(), assignment.lessons))
     return sorted(str(p.relative_to(destination)) for p in destination.rglob("*") if p.is_file())
+
+
+def public_modules(exercises: Iterable[str], folder: Path) -> set[str]:
+    """The public test modules (names in ``folder``) that ``check`` needs for ``exercises``:
+    those registering their tests, and every public module those import (a measure is
+    registered where it is defined)."""
+    from grader.framework import cases
+
+    wanted = set(exercises)
+    needed = {c.probe.__module__.rpartition(".")[2] for c in cases.load(hidden=False)
+              if c.exercise in wanted}
+    package = PUBLIC.replace("/", ".")
+    todo = list(needed)
+    while todo:
+        for node in ast.walk(ast.parse((folder / f"{todo.pop()}.py").read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == package:
+                names = [alias.name for alias in node.names]  # from grader.public import x
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in (n.removeprefix(f"{package}.") for n in names):
+                if name not in needed and "." not in name and (folder / f"{name}.py").is_file():
+                    needed.add(name)
+                    todo.append(name)
+    return needed
 
 
 def readme(assignment: Assignment | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -119,6 +120,9 @@ def test_an_assignment_bundle_holds_its_lessons_and_says_what_and_when(tmp_path)
     files = release(bundle, assignment=assignment)
     assert [f for f in files if f.startswith(("notebooks/", "exercises/"))] == [
         "exercises/04_prng.ipynb", "notebooks/04_prng.ipynb"]
+    assert [f for f in files if f.startswith("grader/public/")] == [
+        "grader/public/__init__.py", "grader/public/expected/04_prng.json",
+        "grader/public/prng.py"]
     assert {"Makefile", "setup.mk", "README.md"} <= set(files)
     landing = (bundle / "start_here.ipynb").read_text()
     links = set(re.findall(r"\]\(((?:notebooks|exercises)/[^)]+)\)", landing))
@@ -134,6 +138,31 @@ def test_an_assignment_bundle_holds_its_lessons_and_says_what_and_when(tmp_path)
     whole = release(tmp_path / "whole")
     assert "exercises/01_sharding.ipynb" in whole
     assert "Hand it in by" not in (tmp_path / "whole" / "README.md").read_text()
+
+
+def test_an_assignment_bundle_keeps_the_public_tests_its_own_import(tmp_path):
+    """Lesson 2's public tests use measures registered in lessons 5's and 7's modules: does its
+    bundle keep those modules (and no other lesson's tests or expected values), so that every
+    public test of the assignment loads there?"""
+    bundle = tmp_path / "bundle"
+    assignment = assignments.find("02_jit_sharding")
+    files = release(bundle, assignment=assignment)
+    assert [f for f in files if f.startswith("grader/public/")] == [
+        "grader/public/__init__.py", "grader/public/cost.py",
+        "grader/public/expected/02_jit_sharding.json", "grader/public/jit_sharding.py",
+        "grader/public/training.py"]
+    code = ("from grader.framework import cases\n"
+            f"import grader; assert grader.__file__.startswith({str(bundle)!r})\n"
+            "print(sorted({c.exercise for c in cases.load()}))\n")
+    path = f"{bundle}:{sysconfig.get_paths()['purelib']}"
+    done = subprocess.run([sys.executable, "-S", "-c", code], cwd=bundle, capture_output=True,
+                          text=True, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": path},
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    loaded = set(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+    assert set(assignment.exercises) <= loaded
+    assert all(course.BY_NAME[name].lesson in ("02_jit_sharding", "05_training", "07_cost")
+               for name in loaded)
 
 
 def bundle_make(bundle, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
