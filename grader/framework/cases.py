@@ -329,11 +329,13 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None, brief: 
             why = _shorten(str(outcome["differs"]), reason)
             return msg.FAILED, msg.MSG_DIFFERS.format(name=name, why=why), None, None, None
         return msg.PASSED, "", None, None, None
+    # a judge's message may quote what the function returned (the keys of a dict, say)
+    message = _shorten(verdict.message, BRIEF_MESSAGE) if brief else verdict.message
+    if verdict.said_all:  # no raw measurements under a message that names them
+        return msg.FAILED, message, verdict.hint, None, None
     shown = [k for k in want_data if not k.startswith("_")]
     got_text = _show(got_data, shown, brief)
     want_text = None if found.hidden else _show(want_data, shown)
-    # a judge's message may quote what the function returned (the keys of a dict, say)
-    message = _shorten(verdict.message, BRIEF_MESSAGE) if brief else verdict.message
     return msg.FAILED, message, verdict.hint, got_text, want_text
 
 

@@ -25,6 +25,9 @@ class Verdict:
     passed: bool
     message: str = ""
     hint: str | None = None
+    #: The message names what was found and what was wanted: the measurements themselves (a
+    #: program's summary, say) are not shown under it as "yours" and "expected".
+    said_all: bool = False
 
 
 PASS = Verdict(True)
@@ -146,6 +149,7 @@ def traces(primitive: str, axis: str, hint: str | None = None) -> Callable[[dict
             msg.MSG_NOT_TRACED.format(primitive=primitive, axis=axis,
                                       seen=", ".join(seen) or "no collective"),
             hint,
+            said_all=True,
         )
 
     return judge
@@ -159,7 +163,7 @@ def compiles_to(op: str, hint: str | None = None) -> Callable[[dict, dict], Verd
         needed = np.asarray(want.get(op, 0)).item()
         have = np.asarray(got.get(op, 0)).item() if op in got else 0
         if needed and not have:
-            return Verdict(False, msg.MSG_NOT_COMPILED.format(op=op), hint)
+            return Verdict(False, msg.MSG_NOT_COMPILED.format(op=op), hint, said_all=True)
         return PASS
 
     return judge
@@ -171,7 +175,8 @@ def runs_on_mesh(got: dict, want: dict) -> Verdict:
     shard_map: there, it must run on as many devices as the reference's."""
     devices = [_count(summary.get("devices")) for summary in (want, got)]
     if not want.get("shard_maps") and devices[0] != devices[1]:
-        return Verdict(False, msg.MSG_DEVICES.format(want=devices[0], got=devices[1]))
+        return Verdict(False, msg.MSG_DEVICES.format(want=devices[0], got=devices[1]),
+                       said_all=True)
     meshes = [_sizes(m.get("mesh")) for m in got.get("shard_maps", [])]
     for wanted in want.get("shard_maps", []):
         if _sizes(wanted.get("mesh")) not in meshes:
@@ -179,6 +184,7 @@ def runs_on_mesh(got: dict, want: dict) -> Verdict:
                 False,
                 msg.MSG_MESH.format(want=_sizes(wanted.get("mesh")),
                                     got=meshes or "no shard_map"),
+                said_all=True,
             )
     return PASS
 

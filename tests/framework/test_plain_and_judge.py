@@ -479,3 +479,21 @@ def test_how_a_function_computes_counts_only_where_its_values_are_right():
     decided = cases.decide_all([values, how], {values.id: {8: right, 2: right},
                                                how.id: {8: reduce, 2: reduce}}, wants)
     assert [d.status for d in decided] == [msg.PASSED, msg.PASSED]
+
+
+def test_a_message_that_names_what_was_found_shows_no_raw_measurements_under_it():
+    """A program without the psum: does its feedback say which collectives it found, without
+    the summaries themselves as "yours" and "expected" (dicts of axes and shard_maps that a
+    student cannot read), while a wrong value still shows both?"""
+    traced = cases.Case("distributed_dot", "psum_traced", probe=lambda: None,
+                        judge=judge.traces("psum", "data"), points=1, hidden=False)
+    outcome = {"ok": True, "data": plain.to_plain(summary(("ppermute", ["data"])))}
+    want = {"ok": True, "data": plain.to_plain(summary(("psum", ["data"])))}
+    decided = cases.decide(traced, {8: outcome}, {8: want})
+    assert decided.status == msg.FAILED and "found: ppermute over ['data']" in decided.message
+    assert decided.got is None and decided.want is None
+    valued = cases.Case("distributed_dot", "value", probe=lambda: None, judge=judge.same(),
+                        points=1, hidden=False)
+    decided = cases.decide(valued, {8: {"ok": True, "data": plain.to_plain({"result": 5.0})}},
+                           {8: {"ok": True, "data": plain.to_plain({"result": 3.0})}})
+    assert decided.status == msg.FAILED and (decided.got, decided.want) == ("5.", "3.")
