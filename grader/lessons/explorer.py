@@ -211,6 +211,9 @@ class LayoutExplorer(widgets.VBox):
     """The controls of the layout explorer above what it shows. Build it with
     :func:`layout_explorer`; ``view`` is the :class:`LayoutView` on display."""
 
+    def __repr__(self) -> str:  # shown where the widget cannot be drawn
+        return texts.EXPLORER_AS_TEXT
+
     def __init__(self, shape: tuple[int, ...], mesh: dict[str, int], spec: tuple[Entry, ...],
                  dtype: str):
         if not 1 <= len(mesh) <= MAX_AXES:
@@ -399,6 +402,9 @@ def stepper_view(state: StepperState) -> StepperView:
 
 class CollectiveStepper(widgets.VBox):
     """A collective drawn one step at a time. Build it with :func:`collective_stepper`."""
+
+    def __repr__(self) -> str:  # shown where the widget cannot be drawn
+        return texts.STEPPER_AS_TEXT
 
     def __init__(self, kind: str, n_devices: int):
         from grader.lessons.collective_drawing import KINDS

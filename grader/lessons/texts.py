@@ -72,6 +72,10 @@ EXPLORER_SPEC_GAP = (
     "entry {i} of the spec is empty ({omit}) but a later entry is set: write None for a "
     "dimension that is not split; only entries at the end may be left out"
 )
+#: What a widget is where it cannot be drawn (a notebook opened before its cell runs, a page
+#: that renders notebooks): ipywidgets cuts the text at 110 characters.
+EXPLORER_AS_TEXT = "The layout explorer (a widget): run this cell to draw it and try other specs."
+STEPPER_AS_TEXT = "The collective stepper (a widget): run this cell to draw it and step through."
 EXPLORER_AXES_RANGE = "the explorer draws meshes of 1 to {max} axes, got {mesh}"
 EXPLORER_SPEC_RANGE = "the explorer shows specs of up to {max} entries, got {spec}"
 EXPLORER_UNKNOWN_KIND = "unknown collective {kind!r}; the explorer knows {kinds}"

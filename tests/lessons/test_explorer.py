@@ -282,3 +282,22 @@ def test_the_stepper_offers_the_collectives_of_message_passing_too(kind):
     assert stepper.image.value == figure_png(collective_figure(kind, 4, step=1))
     assert collective_stepper(kind, 8).image.value == figure_png(
         collective_figure(kind, 8, step=0))
+
+
+def test_where_a_widget_cannot_be_drawn_its_text_says_what_it_is_and_to_run_the_cell():
+    """A notebook opened before its cells run (or a page that renders notebooks) shows a
+    widget's text: is it a sentence, not the widget's repr, in the code and in the lessons'
+    stored outputs?"""
+    import json
+
+    from grader.course import ROOT
+
+    for widget, text, lesson in (
+            (layout_explorer((8, 6), MESH, ("x", None)), texts.EXPLORER_AS_TEXT, "01_sharding"),
+            (collective_stepper("psum", 4), texts.STEPPER_AS_TEXT, "03_collectives")):
+        assert widget._repr_mimebundle_()["text/plain"] == text and "run this cell" in text
+        cells = json.loads((ROOT / "notebooks" / f"{lesson}.ipynb").read_text())["cells"]
+        stored = [output["data"]["text/plain"] for cell in cells
+                  for output in cell.get("outputs", [])
+                  if "application/vnd.jupyter.widget-view+json" in output.get("data", {})]
+        assert stored and all("".join(shown) == text for shown in stored), stored
