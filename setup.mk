@@ -18,6 +18,8 @@ INSTALLED := $(VENV)/.installed
 PORT ?=
 IP ?=
 ARGS ?=
+#: What `make lab` tells grader.lab besides (a student bundle: --match-kernel).
+LAB_FLAGS ?=
 
 #: What `uv sync` installs besides the dependencies (e.g. --extra grade).
 EXTRAS ?=
@@ -64,4 +66,5 @@ python:
 ## JupyterLab on the course's landing page, start_here.ipynb; every notebook's first cell gives
 ## its kernel 8 CPU devices. No browser is opened where there is no display.
 lab: $(INSTALLED)
-	@$(BIN)/python -m grader.lab $(if $(PORT),--port $(PORT)) $(if $(IP),--ip $(IP)) -- $(ARGS)
+	@$(BIN)/python -m grader.lab $(LAB_FLAGS) $(if $(PORT),--port $(PORT)) $(if $(IP),--ip $(IP)) \
+		-- $(ARGS)

@@ -12,6 +12,11 @@
   (Jupyter Server itself takes an empty variable for an unset one and makes a random token).
 - As root (a container), JupyterLab is told that this is allowed.
 
+- ``--match-kernel`` (the student bundle's ``make lab``) first writes this Python's language
+  details into the metadata of the landing notebook, the lessons and the exercises, where they
+  differ: JupyterLab would otherwise show each notebook as changed as soon as its kernel starts.
+  Nothing else in a notebook is touched, and a notebook it cannot read is left as it is.
+
 Anything after ``--`` goes to JupyterLab unchanged (``make lab ARGS=--no-browser``).
 """
 
@@ -77,6 +82,36 @@ def jupyter_command(port: int | None, ip: str | None, extra: Sequence[str],
     return [*command, *extra]
 
 
+def kernel_language_info() -> dict:
+    """The language details the course's kernel (ipykernel, in this Python) reports."""
+    from ipykernel.ipkernel import IPythonKernel
+
+    return dict(IPythonKernel.language_info)
+
+
+def match_kernel(root: Path = ROOT) -> list[Path]:
+    """Write :func:`kernel_language_info` into the landing notebook, the lessons and the
+    exercises under ``root`` where theirs differ; return those written."""
+    import nbformat
+
+    info = kernel_language_info()
+    written = []
+    for path in [root / LANDING.name, *sorted(root.glob("notebooks/*.ipynb")),
+                 *sorted(root.glob("exercises/*.ipynb"))]:
+        try:
+            notebook = nbformat.read(path, as_version=4)
+            if notebook.metadata.get("language_info") == info:
+                continue
+            notebook.metadata["language_info"] = info
+            temporary = path.with_name(f".{path.name}.language")
+            nbformat.write(notebook, temporary)
+            os.replace(temporary, path)
+        except (OSError, ValueError):  # unreadable or not a notebook: leave it be
+            continue
+        written.append(path)
+    return written
+
+
 def parse_port(text: str) -> int:
     try:
         port = int(text)
@@ -91,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="make lab", description=__doc__.splitlines()[0])
     parser.add_argument("--port", help="the port to listen on (default: 8888 or the next free)")
     parser.add_argument("--ip", help="the address to listen on (default: localhost)")
+    parser.add_argument("--match-kernel", action="store_true",
+                        help="write this Python's language details into the notebooks first")
     parser.add_argument("extra", nargs="*", help="options passed on to jupyter lab")
     args = parser.parse_args(argv)
     port = None
@@ -103,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem := port_problem(args.ip or "", port):
             print(problem, file=sys.stderr)
             return 2
+    if args.match_kernel:
+        match_kernel()
     command = jupyter_command(port, args.ip, args.extra, os.environ, sys.platform,
                               root_user=hasattr(os, "getuid") and os.getuid() == 0)
     sys.stdout.flush()

@@ -4,6 +4,8 @@ one-line errors of a port it cannot have (grader/lab.py, through the Makefile)."
 from __future__ import annotations
 
 import os
+import platform
+import shutil
 import socket
 import subprocess
 import sys
@@ -136,3 +138,26 @@ def test_the_landing_notebook_and_jupyter_are_where_the_command_says():
     """Do the notebook JupyterLab opens on and the jupyter it starts exist?"""
     assert LANDING.is_file()
     assert (Path(sys.executable).parent / "jupyter").exists()
+
+
+def test_match_kernel_writes_the_kernels_language_into_the_notebooks_and_nothing_else(
+        tmp_path):
+    """Does --match-kernel's rewrite change a notebook's language details only, once, and
+    leave a file that is not a notebook as it is?"""
+    import nbformat
+
+    from grader.lab import kernel_language_info, match_kernel
+
+    (tmp_path / "exercises").mkdir()
+    (tmp_path / "notebooks").mkdir()
+    shutil.copy(ROOT / "exercises" / "04_prng.ipynb", tmp_path / "exercises")
+    (tmp_path / "notebooks" / "broken.ipynb").write_text("{not json")
+    assert match_kernel(tmp_path) == [tmp_path / "exercises" / "04_prng.ipynb"]
+    before = nbformat.read(ROOT / "exercises" / "04_prng.ipynb", as_version=4)
+    after = nbformat.read(tmp_path / "exercises" / "04_prng.ipynb", as_version=4)
+    assert after.metadata.language_info == kernel_language_info()
+    assert after.metadata.language_info["version"] == platform.python_version()
+    after.metadata.language_info = before.metadata.language_info
+    assert after == before
+    assert (tmp_path / "notebooks" / "broken.ipynb").read_text() == "{not json"
+    assert match_kernel(tmp_path) == []

@@ -39,9 +39,12 @@ def execute(path: Path, timeout: int = 600) -> None:
     """Run the notebook at ``path`` and save it executed and scrubbed."""
     import nbclient
 
+    from grader.authoring.generate import LANGUAGE_INFO
+
     notebook = nbformat.read(path, as_version=4)
     nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(ROOT)}}).execute()
+    notebook.metadata["language_info"] = dict(LANGUAGE_INFO)  # not this kernel's version
     nbformat.write(scrub(notebook), path)
 
 

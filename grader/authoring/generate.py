@@ -132,10 +132,19 @@ def setup_cell(devices: int = 8) -> str:
     )
 
 
+#: The language every notebook names, the same in all: Python, no version. JupyterLab shows a
+#: notebook as changed as soon as its kernel starts unless the stored language_info is the
+#: kernel's own, version included, which no stored value can be for every student (the
+#: student bundle's ``make lab`` writes the kernel's in: ``grader.lab --match-kernel``).
+LANGUAGE_INFO = {"name": "python"}
+
+
 def with_opening(notebook: nbformat.NotebookNode, path: str) -> nbformat.NotebookNode:
     """A copy of ``notebook`` whose title cell has the links for ``path`` under its heading,
-    and whose first code cell is :func:`setup_cell` (its outputs kept if it was already)."""
+    whose first code cell is :func:`setup_cell` (its outputs kept if it was already), and
+    which names :data:`LANGUAGE_INFO`."""
     copy = nbformat.from_dict(notebook)
+    copy.metadata["language_info"] = dict(LANGUAGE_INFO)
     title = next(c for c in copy.cells if c.cell_type == "markdown")
     heading, *rest = [line for line in title.source.splitlines()
                       if not line.startswith(LINKS_START)]

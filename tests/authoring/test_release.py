@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import os
 import re
 import subprocess
@@ -213,6 +214,14 @@ def test_every_target_of_the_students_makefile_works_in_the_bundle(tmp_path):
             assert answer.url.split("?")[0] == f"{url}/lab/tree/start_here.ipynb"
     finally:
         stop(server, url, "bundle-token")
+    # `make lab` told the notebooks which Python runs them (grader.lab --match-kernel)
+    version = subprocess.run([bundle / ".venv" / "bin" / "python", "-c",
+                              "import platform; print(platform.python_version())"],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+    for path in ("start_here.ipynb", "notebooks/03_collectives.ipynb",
+                 "exercises/03_collectives.ipynb"):
+        stored = json.loads((bundle / path).read_text())["metadata"]["language_info"]
+        assert stored["version"] == version and stored["codemirror_mode"]["name"] == "ipython"
 
     done = bundle_make(bundle, "clean")
     assert done.returncode == 0, done.stderr

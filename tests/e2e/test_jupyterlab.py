@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -126,6 +127,33 @@ def test_a_learner_runs_the_first_exercises_and_checks_a_right_then_a_wrong_answ
     expect(feedback).to_contain_text(f"Hint: {sharding.HINT_CONGRUENT_LENGTH}")
     expect(nb.errors()).to_have_count(0)
     nb.screenshot(stub, artefacts / "01_check_failed.png")
+
+
+def test_a_notebook_opened_in_a_student_bundle_is_not_shown_as_changed(page, lab):
+    """JupyterLab shows a notebook as changed once its kernel starts, unless the language
+    details stored in it are the kernel's own: is a course notebook as stored (which names
+    Python only) shown changed, and the same notebook after the bundle's `make lab` wrote the
+    kernel's details in (grader.lab's match_kernel) not?"""
+    from playwright.sync_api import expect
+
+    from grader.lab import match_kernel
+
+    tab = page.locator("li[data-type=document-title].lm-mod-current")
+    dirty = re.compile(r"\bjp-mod-dirty\b")
+    for name, matched in (("as_stored", False), ("matched", True)):
+        bundle = lab.root / f"bundle_{name}"
+        (bundle / "exercises").mkdir(parents=True)
+        shutil.copy(ROOT / "exercises" / "04_prng.ipynb", bundle / "exercises" / f"{name}.ipynb")
+        if matched:
+            assert match_kernel(bundle) == [bundle / "exercises" / f"{name}.ipynb"]
+            assert match_kernel(bundle) == []  # once is enough
+        shutil.copy(bundle / "exercises" / f"{name}.ipynb", lab.root)  # a tab shows the name
+        Notebook(page, lab, f"{name}.ipynb")
+        if not matched:
+            expect(tab).to_have_class(dirty)
+        else:
+            time.sleep(5)  # longer than the stored one took to be marked
+            expect(tab).not_to_have_class(dirty)
 
 
 def shown_png(image) -> bytes:
