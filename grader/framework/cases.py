@@ -175,6 +175,10 @@ def describe_error(exc: BaseException) -> dict[str, str]:
         return {key: value[:2000] for key, value in exc.raised.items()}
     try:
         text = str(exc)
+        if isinstance(exc, SyntaxError) and exc.lineno is not None:
+            # "msg (FILE, line N)": the file (a cell, named with the student's file name) is
+            # said apart, and a long name must not push the line out of a shortened message
+            text = f"{exc.msg} (line {exc.lineno})"
     except BaseException:  # noqa: BLE001 - a hostile __str__
         text = "<the exception's message could not be read>"
     try:

@@ -497,3 +497,17 @@ def test_a_message_that_names_what_was_found_shows_no_raw_measurements_under_it(
     decided = cases.decide(valued, {8: {"ok": True, "data": plain.to_plain({"result": 5.0})}},
                            {8: {"ok": True, "data": plain.to_plain({"result": 3.0})}})
     assert decided.status == msg.FAILED and (decided.got, decided.want) == ("5.", "3.")
+
+
+def test_a_syntax_errors_line_survives_a_long_file_name():
+    """A cell that does not compile is named apart (its file and cell): is the line number
+    said without the file's name, so that a shortened message still holds it however long
+    the student's file name is?"""
+    label = "a-student-with-a-very-long-name-indeed/" * 4 + "03_collectives.ipynb, cell 14"
+    try:
+        compile("x = 1\ny = (\n", label, "exec")
+    except SyntaxError as exc:
+        error = cases.describe_error(exc)
+    assert error["type"] == "SyntaxError" and label not in error["message"]
+    assert error["message"].endswith("(line 2)")
+    assert len(error["message"]) < cases.EXCERPT
