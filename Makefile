@@ -14,7 +14,7 @@ SANITIZE := tests/nbval_sanitize.cfg
 test: $(INSTALLED)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest tests notebooks start_here.ipynb \
-		--nbval --nbval-sanitize-with $(SANITIZE) --nbval-current-env --durations=15
+		--nbval --nbval-sanitize-with $(SANITIZE) --nbval-current-env --durations=40
 
 ## Grade the example submissions shipped in examples/submissions (lesson 3's assignment) and
 ## print the gradebook.
