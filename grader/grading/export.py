@@ -3,8 +3,9 @@ folder (its ``results.json``) in the columns a learning management system import
 
 One row per student, those on the roster who handed in nothing included (0 points); the
 points are the total that counts, after any late penalty. Students are identified from the
-roster given to ``grade`` (id, display name, email; without a roster, by their entry name,
-which no LMS matches: those students are returned, for the command line to name them):
+roster given to ``grade`` (id, display name, email). A student the LMS cannot match (not on
+the roster, or no roster given) is left out of its file and returned, for the command line to
+name them; their points stay in the gradebook and the ``csv`` format:
 
 - **canvas**: Canvas's gradebook import, the columns of its own gradebook export:
   ``Student, ID, SIS User ID, SIS Login ID, Section``, then one column named after the
@@ -39,8 +40,8 @@ def export(out: Path, form: str, to: Path | None = None,
            column: str | None = None) -> tuple[Path, int, list[str]]:
     """Write ``out``'s gradebook in format ``form`` to ``to`` (default ``OUT/<form>.csv``),
     the points in a column named ``column`` (default: the assignment's name); returns where,
-    how many students, and those the LMS cannot match (no id on the roster, and for Moodle no
-    email either): their rows are written all the same, for the instructor to complete."""
+    how many students it holds, and those left out because the LMS cannot match them (no id
+    on the roster, and for Moodle no email either; the ``csv`` format leaves nobody out)."""
     if form not in FORMATS:
         raise ExportError(texts.EXPORT_UNKNOWN_FORMAT.format(form=form, known=", ".join(FORMATS)))
     try:
@@ -50,16 +51,19 @@ def export(out: Path, form: str, to: Path | None = None,
     if graded.batch.shard.count > 1:
         raise ExportError(texts.EXPORT_A_SLICE.format(out=out, shard=graded.batch.shard))
     title = column or graded.batch.assignment or texts.EXPORT_WHOLE_COURSE
-    results = sorted(graded.results, key=lambda r: r.student)
+    keys = MATCHED_BY.get(form, ())
+    results, unmatched = [], []
+    for r in sorted(graded.results, key=lambda r: r.student):
+        if keys and not any(_person(r, graded.batch.people)[key] for key in keys):
+            unmatched.append(r.student)  # a row the LMS would refuse or take for a stranger
+        else:
+            results.append(r)
     rows = WRITERS[form](results, title, graded.batch.people)
     text = io.StringIO()
     csv.writer(text, lineterminator="\n").writerows(safe.csv_rows(rows))
     target = to or out / f"{form}.csv"
     write_atomic(target, text.getvalue())
-    keys = MATCHED_BY.get(form, ())
-    unmatched = [r.student for r in results if keys and not any(
-        _person(r, graded.batch.people)[key] for key in keys)]
-    return target, len(graded.results), unmatched
+    return target, len(results), unmatched
 
 
 def _person(result: StudentResult, people: dict[str, dict[str, str]]) -> dict[str, str]:

@@ -21,8 +21,9 @@ BAD_LIMITS = "--jobs, --timeout and --total-timeout must be positive, --memory a
 WROTE_OUTPUTS = "\nwrote {files}"
 EXPORT_WROTE = "wrote {where}: {count} student(s), {form} format"
 EXPORT_UNMATCHED = (
-    "warning: {count} student(s) with no {keys} on the roster, which {form} cannot match to "
-    "its students (their rows are written: fill them in, or grade with --roster): {names}"
+    "warning: left out, {count} student(s) with no {keys} on the roster, which {form} cannot "
+    "match to its students (their points are in gradebook.csv: add them to the roster and "
+    "grade with --roster, or enter them in the LMS): {names}"
 )
 
 # --- reading a submission (grader/grading/submission.py) ----------------------------------

@@ -82,34 +82,38 @@ def test_plain_csv_has_everything(graded, tmp_path):
 
 def test_without_a_roster_students_are_their_entry_names_and_a_warning(
         tmp_path, monkeypatch, capsys):
-    """Are students with no id written by their entry names, and named in a warning since
-    Canvas cannot match them (they were exported with empty ids and no word)?"""
+    """Without a roster no LMS can match anyone: are the students left out of the Canvas and
+    Moodle files and named in a warning (they were exported with empty ids and no word),
+    and kept in the plain CSV by their entry names?"""
     stand_in.use(monkeypatch)
     batch = stand_in.make_class(tmp_path / "class", {"ann": 4})
     grade.grade(batch, tmp_path / "out", jobs=1)
-    where, _, unmatched = export.export(tmp_path / "out", "canvas")
-    assert rows(where)[2] == ["ann", "", "", "", "", "4"]
-    assert rows(where)[0][-1] == "course"
-    assert unmatched == ["ann"]
+    where, count, unmatched = export.export(tmp_path / "out", "canvas")
+    assert rows(where)[0][-1] == "course" and len(rows(where)) == 2  # header, points possible
+    assert (count, unmatched) == (0, ["ann"])
     assert cli.main(["export", str(tmp_path / "out"), "--format", "moodle"]) == 0
     err = capsys.readouterr().err.splitlines()
-    assert err == ["warning: 1 student(s) with no id or email on the roster, which moodle "
-                   "cannot match to its students (their rows are written: fill them in, or "
-                   "grade with --roster): ann"]
+    assert err == ["warning: left out, 1 student(s) with no id or email on the roster, which "
+                   "moodle cannot match to its students (their points are in gradebook.csv: "
+                   "add them to the roster and grade with --roster, or enter them in the "
+                   "LMS): ann"]
+    assert len(rows(tmp_path / "out" / "moodle.csv")) == 1
+    where, count, unmatched = export.export(tmp_path / "out", "csv")
+    assert rows(where)[1][:2] == ["ann", ""] and (count, unmatched) == (1, [])
 
 
 def test_a_student_not_on_the_roster_is_named_and_the_column_can_be_named(graded, tmp_path):
-    """Is a graded student missing from the roster reported as one Canvas cannot match, and
+    """Is a graded student missing from the roster left out as one Canvas cannot match, and
     does --column name the points column (a name Canvas does not know makes a new
     assignment)?"""
     out, _ = graded
     data = json.loads((out / "results.json").read_text())
     del data["roster"]["bob"]
     (out / "results.json").write_text(json.dumps(data))
-    where, _, unmatched = export.export(out, "canvas", column="Lesson 3 (12345)")
-    assert unmatched == ["bob"]
+    where, count, unmatched = export.export(out, "canvas", column="Lesson 3 (12345)")
+    assert (count, unmatched) == (2, ["bob"])
     assert rows(where)[0][-1] == "Lesson 3 (12345)"
-    assert rows(where)[3] == ["bob", "", "", "", "", "1"]
+    assert [row[0] for row in rows(where)[2:]] == ["Ann Ada", "Dan Du"]
 
 
 @pytest.mark.parametrize(("args", "says"), [
