@@ -17,6 +17,7 @@ import stand_in
 from grader import assignments
 from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import export, grade, outputs, safe, store, submission
+from grader.grading.roster import Person
 
 COLLECTIVES = assignments.find("03_collectives")
 #: Entry names as they would arrive (file stems), and the points the stand-in gives each.
@@ -83,8 +84,13 @@ def test_hostile_names_are_graded_and_written_as_text_everywhere(tmp_path, monke
     the terminal table with no escape character?"""
     stand_in.use(monkeypatch)
     out = tmp_path / "out"
+    # on the roster with ids, so that every LMS export holds them (display names: the names),
+    # by the names they are graded under
+    names = [safe.line(name) for name in HOSTILE] + ["caf\\udce9"]
+    roster = {name: Person(name, f"s{i}", name, f"{i}@example.org")
+              for i, name in enumerate(names)}
     results = grade.grade(hostile_class(tmp_path / "class"), out, jobs=1,
-                          work=grade.Work(COLLECTIVES))
+                          work=grade.Work(COLLECTIVES, roster=roster))
     points = {r.student: r.total for r in results}
     assert points == {"=HYPERLINK(\"evil\")": 4, "@SUM(1+1)": 3, "\\x1b[31mred\\x1b[0m": 2,
                       "<img src=x onerror=alert(1)>": 1, "ann": 4, "caf\\udce9": 3}
