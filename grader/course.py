@@ -387,6 +387,11 @@ EXERCISES: tuple[Exercise, ...] = (
         lesson="11_capstone",
         summary="Predict the bytes FSDP's gradient all-gathers over 'data', with remat or without.",
     ),
+    Exercise(
+        "checkpoint_bytes",
+        lesson="11_capstone",
+        summary="Predict the bytes each device writes to an Orbax checkpoint, replicas sharing.",
+    ),
 )
 
 BY_NAME: dict[str, Exercise] = {exercise.name: exercise for exercise in EXERCISES}

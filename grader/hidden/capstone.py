@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
 from grader.framework.hlo import sent_per_axis
 from grader.framework.judge import PASS, Verdict, difference, first_hint
-from grader.public.capstone import GATHER_HINTS, gather_context
+from grader.public.capstone import (
+    CKPT_HINTS,
+    GATHER_HINTS,
+    checkpoint_context,
+    gather_context,
+)
 
 
 def what_runs(key: str, hints: tuple | list = ()):
@@ -88,3 +94,50 @@ def kept_in_bfloat16(fn):
     all-gather as float32 and sends twice the bytes (the traffic model counts bfloat16)."""
     args = (32, 64, 2, 4, 2, False, 2)
     return {"result": float(fn(*args)), **gather_context(*args)}
+
+
+# --- checkpoint_bytes: Orbax's own plan of what each device writes ------------------------
+def orbax_bytes(shapes, specs, data: int, model: int, itemsize: int) -> list[float]:
+    """Bytes each device of a (data, model) mesh of the first devices writes when Orbax saves
+    zeros of these shapes and specs: its replica-parallel plan (orbax-checkpoint's default on
+    CPUs and TPUs), read from its serialization module, in the mesh's row-major order."""
+    from orbax.checkpoint._src.serialization import replica_slices
+
+    mesh = jax.make_mesh((data, model), ("data", "model"), devices=jax.devices()[:data * model])
+    dtype = {4: jnp.float32, 2: jnp.bfloat16}[itemsize]
+    written = {d.id: 0 for d in mesh.devices.flat}
+    for shape, spec in zip(shapes, specs, strict=True):
+        array = jax.device_put(jnp.zeros(shape, dtype), NamedSharding(mesh, spec))
+        plan = replica_slices.get_replica_slices(array, replica_id=0, use_replica_parallel=True)
+        for piece in plan.replica_slices:
+            (device,) = piece.unsliced_data.devices()
+            written[device.id] += int(np.prod(plan.local_shape)) * itemsize
+    return [float(written[d.id]) for d in mesh.devices.flat]
+
+
+def checkpoint_case(args: tuple):
+    def probe(fn):
+        return {"result": np.asarray(fn(*args), float),
+                "_orbax": np.asarray(orbax_bytes(*args)),
+                **checkpoint_context(*args)}
+
+    return probe
+
+
+@case("checkpoint_bytes", hidden=True, judge=what_runs("_orbax", CKPT_HINTS))
+def all_data_parallel_with_replicated_leftovers(fn):
+    shapes = [(16, 4), (5, 8), (3,), ()]
+    return checkpoint_case((shapes, [P("data"), P(None), P(), P()], 8, 1, 4))(fn)
+
+
+@case("checkpoint_bytes", hidden=True, judge=what_runs("_orbax", CKPT_HINTS))
+def both_axes_on_one_dimension(fn):
+    shapes = [(16,), (4, 6), (8, 4), (2, 3)]
+    specs = [P(("data", "model")), P("model", None), P(None, "data"), P()]
+    return checkpoint_case((shapes, specs, 2, 4, 4))(fn)
+
+
+@case("checkpoint_bytes", hidden=True, judge=what_runs("_orbax", CKPT_HINTS))
+def model_only_in_bfloat16(fn):
+    shapes = [(8, 6), (6, 8), (6,)]
+    return checkpoint_case((shapes, [P("model"), P(None, "model"), P()], 1, 8, 2))(fn)

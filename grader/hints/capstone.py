@@ -21,3 +21,19 @@ HINT_GATHER_RING = (
     "times the block a device stores (d_model * d_hidden / (data * model) numbers per weight), "
     "not its own block once, nor the whole gathered weight."
 )
+# --- checkpoint_bytes -----------------------------------------------------------------------
+HINT_CKPT_EVERY_COPY = (
+    "This counts every copy of a replicated block writing all of it: the checkpoint would hold "
+    "each block as many times as it has copies. A block held by r devices (r = the product of "
+    "the sizes of the mesh axes its spec does not name) is written once in all."
+)
+HINT_CKPT_FIRST_COPY = (
+    "This gives a replicated block to its first copy alone. Orbax shares the work: each of "
+    "the r copies writes one r-th of the block, cut along the block's first dimension that r "
+    "divides; only a block that no dimension splits evenly is written whole by its first copy."
+)
+HINT_CKPT_INDIVISIBLE = (
+    "A block that no dimension splits evenly into r parts (a scalar, a block of 3 rows on 2 "
+    "copies) cannot be shared: Orbax leaves it whole to its first copy, the device at position "
+    "0 along every mesh axis the spec does not name. Bytes come in whole elements."
+)

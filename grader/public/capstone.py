@@ -3,6 +3,9 @@ grader runs them too. The predictions are plain numbers: nothing is compiled her
 
 from __future__ import annotations
 
+import numpy as np
+from jax.sharding import PartitionSpec as P
+
 from grader.framework.cases import case
 from grader.framework.judge import result_close_to
 from grader.hints import capstone as hints
@@ -38,3 +41,70 @@ def rematerialised_on_four_by_two(fn):
 def kept_on_eight_by_one(fn):
     args = (32, 16, 2, 8, 1, False, 4)
     return {"result": float(fn(*args)), **gather_context(*args)}
+
+
+# --- checkpoint_bytes -----------------------------------------------------------------------
+def blocks(shapes, specs, data: int, model: int):
+    """For each array: its block shape and the mesh axes its spec names."""
+    sizes = {"data": data, "model": model}
+    for shape, spec in zip(shapes, specs, strict=True):
+        named = [() if s is None else (s,) if isinstance(s, str) else tuple(s) for s in spec]
+        named += [()] * (len(shape) - len(named))
+        splits = [int(np.prod([sizes[a] for a in axes])) for axes in named]
+        yield tuple(d // k for d, k in zip(shape, splits, strict=True)), {a for n in named
+                                                                          for a in n}
+
+
+def numpy_checkpoint_bytes(shapes, specs, data: int, model: int, itemsize: int, *,
+                           share: bool = True, every_copy: bool = False,
+                           split_anyway: bool = False) -> list[float]:
+    """Bytes each device of the (data, model) mesh writes, in row-major order: Orbax's rule
+    (``share``), or every copy writing its block, or the first copy only, or a block split
+    among its copies even where no dimension divides evenly."""
+    sizes = {"data": data, "model": model}
+    written = np.zeros((data, model))
+    for block, used in blocks(shapes, specs, data, model):
+        nbytes = int(np.prod(block)) * itemsize
+        copies = int(np.prod([sizes[a] for a in sizes if a not in used]))
+        divisible = any(d % copies == 0 for d in block) or copies == 1
+        for i in range(data):
+            for j in range(model):
+                first = all({"data": i, "model": j}[a] == 0 for a in sizes if a not in used)
+                if every_copy:
+                    written[i, j] += nbytes
+                elif share and (divisible or split_anyway):
+                    written[i, j] += nbytes / copies
+                elif first:
+                    written[i, j] += nbytes
+    return written.reshape(-1).tolist()
+
+
+def checkpoint_context(shapes, specs, data: int, model: int, itemsize: int) -> dict:
+    args = (shapes, specs, data, model, itemsize)
+    return {"_every_copy": np.asarray(numpy_checkpoint_bytes(*args, every_copy=True)),
+            "_first_copy": np.asarray(numpy_checkpoint_bytes(*args, share=False)),
+            "_split_anyway": np.asarray(numpy_checkpoint_bytes(*args, split_anyway=True))}
+
+
+every_copy = result_close_to("_every_copy", hints.HINT_CKPT_EVERY_COPY)
+first_copy = result_close_to("_first_copy", hints.HINT_CKPT_FIRST_COPY)
+split_anyway = result_close_to("_split_anyway", hints.HINT_CKPT_INDIVISIBLE)
+CKPT_HINTS = [every_copy, first_copy, split_anyway]
+
+#: A small model's state: weights over both axes, a weight over 'data' only (on 4 x 2 its
+#: 3 x 3 blocks cannot be shared by their two copies), a replicated table its copies share, a
+#: replicated bias of 3 and a scalar.
+STATE_SHAPES = [(8, 16), (16, 8), (12, 3), (4, 8), (3,), ()]
+STATE_SPECS = [P("data", "model"), P("model", "data"), P("data"), P(), P(), P()]
+
+
+@case("checkpoint_bytes", hidden=False, hints=CKPT_HINTS)
+def a_state_on_four_by_two(fn):
+    args = (STATE_SHAPES, STATE_SPECS, 4, 2, 4)
+    return {"result": np.asarray(fn(*args), float), **checkpoint_context(*args)}
+
+
+@case("checkpoint_bytes", hidden=False, hints=CKPT_HINTS)
+def a_state_on_two_by_two_in_bfloat16(fn):
+    args = (STATE_SHAPES[1:], STATE_SPECS[1:], 2, 2, 2)
+    return {"result": np.asarray(fn(*args), float), **checkpoint_context(*args)}

@@ -4,6 +4,7 @@ function, written here independently of solutions/, pass with no hint?"""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from mistakes import Mistakes, assert_hidden_hint, lesson_tests
 
@@ -19,7 +20,47 @@ def fsdp_gather_bytes(d_model, d_hidden, layers, data, model, remat, itemsize):
     return layers * uses * 2 * per_weight * (data - 1)
 
 
-CORRECT = {"fsdp_gather_bytes": fsdp_gather_bytes}
+def written_with(rule="orbax", first="origin"):
+    """Bytes per device, in the mesh's row-major order, from a NumPy picture of the mesh:
+    "orbax" shares a block among its copies where a dimension divides, else the first copy
+    writes it; "every" has every copy write; "first" leaves every block to its first copy;
+    "split" shares every block. ``first``: the copy at the origin of the axes the spec does
+    not name, or device 0 for every block."""
+    def checkpoint_bytes(shapes, specs, data, model, itemsize):
+        axes = ("data", "model")
+        written = np.zeros((data, model))
+        for shape, spec in zip(shapes, specs, strict=True):
+            entries = [() if e is None else (e,) if isinstance(e, str) else tuple(e)
+                       for e in spec] + [()] * (len(shape) - len(spec))
+            split = {a: (data, model)[k] for k, a in enumerate(axes)}
+            block = [d // int(np.prod([split[a] for a in e])) for d, e in zip(shape, entries,
+                                                                              strict=True)]
+            used = {a for e in entries for a in e}
+            holders = np.ones((data, model), bool)  # the devices holding a given block's copies
+            if "data" in used:
+                holders[1:, :] = False
+            if "model" in used:
+                holders[:, 1:] = False
+            copies = int(holders.sum())
+            nbytes = int(np.prod(block)) * itemsize
+            origin = np.zeros((data, model), bool)
+            if first == "origin":
+                origin[0 if "data" not in used else slice(None),
+                       0 if "model" not in used else slice(None)] = True
+            else:
+                origin[0, 0] = True
+            if rule == "every":
+                written += nbytes
+            elif rule == "split" or (rule == "orbax" and (
+                    copies == 1 or any(d % copies == 0 for d in block))):
+                written += nbytes / copies
+            else:
+                written += np.where(origin, nbytes, 0)
+        return written.reshape(-1).tolist()
+    return checkpoint_bytes
+
+
+CORRECT = {"fsdp_gather_bytes": fsdp_gather_bytes, "checkpoint_bytes": written_with()}
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
 
@@ -54,6 +95,15 @@ def the_gathered_weight(d_model, d_hidden, layers, data, model, remat, itemsize)
     return layers * uses * 2 * d_model * d_hidden * itemsize / model
 
 
+# --- checkpoint_bytes -----------------------------------------------------------------------
+mistake("checkpoint_bytes", hints.HINT_CKPT_EVERY_COPY, "every_copy_writes_its_block")(
+    written_with("every"))
+mistake("checkpoint_bytes", hints.HINT_CKPT_FIRST_COPY, "only_replica_0_writes")(
+    written_with("first"))
+mistake("checkpoint_bytes", hints.HINT_CKPT_INDIVISIBLE, "every_block_shared")(
+    written_with("split"))
+
+
 (test_a_usual_mistake_gets_its_own_hint,
  test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
  test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "11_capstone")
@@ -64,8 +114,14 @@ def the_gathered_weight(d_model, d_hidden, layers, data, model, remat, itemsize)
      hints.HINT_GATHER_REMAT),
     ("fsdp_gather_bytes:rematerialised_on_two_by_two", the_model_split_forgotten,
      hints.HINT_GATHER_MODEL_BLOCK),
-], ids=["remat_the_wrong_way_round", "model_split_forgotten"])
+    ("checkpoint_bytes:both_axes_on_one_dimension", written_with("first"),
+     hints.HINT_CKPT_FIRST_COPY),
+    ("checkpoint_bytes:all_data_parallel_with_replicated_leftovers", written_with("split"),
+     hints.HINT_CKPT_INDIVISIBLE),
+], ids=["remat_the_wrong_way_round", "model_split_forgotten", "ckpt_first_copy_only",
+        "ckpt_indivisible_split"])
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
-    """A prediction compared with what a compiled gradient gathers over 'data': does the
-    grader's hidden test fail each mistake with its hint, and pass the correct function?"""
+    """A prediction compared with what a compiled gradient gathers over 'data', or with what
+    Orbax plans to write on each device: does the grader's hidden test fail each mistake with
+    its hint, and pass the correct function?"""
     assert_hidden_hint(case_id, wrong, hint, CORRECT)
