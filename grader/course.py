@@ -383,6 +383,11 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     # --- lesson 11_capstone ---
     Exercise(
+        "adam_state_bytes",
+        lesson="11_capstone",
+        summary="Predict the bytes of weights, Adam moments and step count on one device.",
+    ),
+    Exercise(
         "fsdp_gather_bytes",
         lesson="11_capstone",
         summary="Predict the bytes FSDP's gradient all-gathers over 'data', with remat or without.",

@@ -16,8 +16,10 @@ from grader.framework.judge import PASS, Verdict, difference, first_hint
 from grader.public.capstone import (
     CKPT_HINTS,
     GATHER_HINTS,
+    STATE_HINTS,
     checkpoint_context,
     gather_context,
+    state_context,
 )
 
 
@@ -141,3 +143,54 @@ def both_axes_on_one_dimension(fn):
 def model_only_in_bfloat16(fn):
     shapes = [(8, 6), (6, 8), (6,)]
     return checkpoint_case((shapes, [P("model"), P(None, "model"), P()], 1, 8, 2))(fn)
+
+
+# --- adam_state_bytes: what a compiled Adam update takes as arguments, per device ---------
+def compiled_state_bytes(shapes, specs, data: int, model: int) -> float:
+    """memory_analysis().argument_size_in_bytes of a jitted Adam update of float32 weights of
+    these shapes and specs, their two moments alike and an int32 step count, on a (data,
+    model) mesh of the first devices."""
+    mesh = jax.make_mesh((data, model), ("data", "model"), devices=jax.devices()[:data * model])
+    weights = [jax.device_put(jnp.ones(shape), NamedSharding(mesh, spec))
+               for shape, spec in zip(shapes, specs, strict=True)]
+    state = {"params": weights, "m": [jnp.zeros_like(w) for w in weights],
+             "v": [jnp.zeros_like(w) for w in weights],
+             "t": jax.device_put(jnp.zeros((), jnp.int32), NamedSharding(mesh, P()))}
+
+    def update(state):
+        pairs = zip(state["params"], state["m"], state["v"], strict=True)
+        m = [0.9 * m + 0.1 * w for w, m, _ in pairs]
+        v = [0.99 * v + 0.01 * w * w for w, v in zip(state["params"], state["v"], strict=True)]
+        new = [w - 1e-3 * a / (jnp.sqrt(b) + 1e-8)
+               for w, a, b in zip(state["params"], m, v, strict=True)]
+        return {"params": new, "m": m, "v": v, "t": state["t"] + 1}
+
+    return float(jax.jit(update).lower(state).compile().memory_analysis()
+                 .argument_size_in_bytes)
+
+
+def state_case(args: tuple):
+    def probe(fn):
+        return {"result": float(fn(*args)), "_compiled": compiled_state_bytes(*args),
+                **state_context(*args)}
+
+    return probe
+
+
+@case("adam_state_bytes", hidden=True, judge=what_runs("_compiled", STATE_HINTS))
+def a_model_on_eight_by_one(fn):
+    shapes = [(16, 8), (8, 16), (5,), (24,)]
+    return state_case((shapes, [P("data"), P(None, "data"), P(), P("data")], 8, 1))(fn)
+
+
+@case("adam_state_bytes", hidden=True, judge=what_runs("_compiled", STATE_HINTS))
+def both_axes_on_one_dimension_of_two_by_four(fn):
+    shapes = [(32, 6), (4, 8), (6, 6)]
+    specs = [P(("data", "model"), None), P("data", "model"), P()]
+    return state_case((shapes, specs, 2, 4))(fn)
+
+
+@case("adam_state_bytes", hidden=True, judge=what_runs("_compiled", STATE_HINTS))
+def tensor_parallel_only_on_one_by_eight(fn):
+    shapes = [(4, 16), (16, 4), (4,)]
+    return state_case((shapes, [P(None, "model"), P("model"), P()], 1, 8))(fn)

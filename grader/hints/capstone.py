@@ -3,6 +3,22 @@ grader/hidden/capstone.py."""
 
 from __future__ import annotations
 
+# --- adam_state_bytes -----------------------------------------------------------------------
+HINT_STATE_WHOLE = (
+    "This counts every array whole on each device. A device holds one block of each: a "
+    "dimension whose spec names an axis is split over that axis's devices (over both, for a "
+    "pair such as ('data', 'model')), and only the dimensions the spec leaves None stay whole."
+)
+HINT_STATE_MOMENTS = (
+    "This counts the weights alone, or without Adam's moments. The state holds three float32 "
+    "arrays per weight, each laid out like the weight: the weight, its first moment m and its "
+    "second moment v; and the step count, one int32 of 4 bytes on every device."
+)
+HINT_STATE_ALL_DEVICES = (
+    "This divides every array by all the devices. A spec splits an array only over the axes it "
+    "names: over the others it is replicated, every device holding the same block. A weight "
+    "P('data') on a data x model mesh is split data ways, not data * model."
+)
 # --- fsdp_gather_bytes ----------------------------------------------------------------------
 HINT_GATHER_REMAT = (
     "This is the count for the other setting of remat. Without rematerialisation the backward "

@@ -43,6 +43,13 @@ def kept_on_eight_by_one(fn):
     return {"result": float(fn(*args)), **gather_context(*args)}
 
 
+#: A small model's state: weights over both axes, a weight over 'data' only (on 4 x 2 its
+#: 3 x 3 blocks cannot be shared by their two copies), a replicated table its copies share, a
+#: replicated bias of 3 and a scalar.
+STATE_SHAPES = [(8, 16), (16, 8), (12, 3), (4, 8), (3,), ()]
+STATE_SPECS = [P("data", "model"), P("model", "data"), P("data"), P(), P(), P()]
+
+
 # --- checkpoint_bytes -----------------------------------------------------------------------
 def blocks(shapes, specs, data: int, model: int):
     """For each array: its block shape and the mesh axes its spec names."""
@@ -91,11 +98,6 @@ first_copy = result_close_to("_first_copy", hints.HINT_CKPT_FIRST_COPY)
 split_anyway = result_close_to("_split_anyway", hints.HINT_CKPT_INDIVISIBLE)
 CKPT_HINTS = [every_copy, first_copy, split_anyway]
 
-#: A small model's state: weights over both axes, a weight over 'data' only (on 4 x 2 its
-#: 3 x 3 blocks cannot be shared by their two copies), a replicated table its copies share, a
-#: replicated bias of 3 and a scalar.
-STATE_SHAPES = [(8, 16), (16, 8), (12, 3), (4, 8), (3,), ()]
-STATE_SPECS = [P("data", "model"), P("model", "data"), P("data"), P(), P(), P()]
 
 
 @case("checkpoint_bytes", hidden=False, hints=CKPT_HINTS)
@@ -108,3 +110,47 @@ def a_state_on_four_by_two(fn):
 def a_state_on_two_by_two_in_bfloat16(fn):
     args = (STATE_SHAPES[1:], STATE_SPECS[1:], 2, 2, 2)
     return {"result": np.asarray(fn(*args), float), **checkpoint_context(*args)}
+
+
+# --- adam_state_bytes -----------------------------------------------------------------------
+def numpy_state_bytes(shapes, specs, data: int, model: int, *, split: bool = True,
+                      arrays: int = 3, over_all: bool = False) -> float:
+    """Bytes of the weights (float32), ``arrays`` per weight, and an int32 step count on one
+    device; ``split`` False keeps every array whole, ``over_all`` divides each by every
+    device."""
+    total = 0
+    for (block, _), shape in zip(blocks(shapes, specs, data, model), shapes, strict=True):
+        numbers = (int(np.prod(shape)) / (data * model) if over_all else
+                   int(np.prod(block)) if split else int(np.prod(shape)))
+        total += arrays * 4 * numbers
+    return float(total + 4)
+
+
+def state_context(shapes, specs, data: int, model: int) -> dict:
+    args = (shapes, specs, data, model)
+    return {"_whole": numpy_state_bytes(*args, split=False),
+            "_weights_only": numpy_state_bytes(*args, arrays=1) - 4,
+            "_weights_and_step": numpy_state_bytes(*args, arrays=1),
+            "_one_moment": numpy_state_bytes(*args, arrays=2),
+            "_over_all": numpy_state_bytes(*args, over_all=True)}
+
+
+state_whole = result_close_to("_whole", hints.HINT_STATE_WHOLE)
+state_weights_only = result_close_to("_weights_only", hints.HINT_STATE_MOMENTS)
+state_weights_and_step = result_close_to("_weights_and_step", hints.HINT_STATE_MOMENTS)
+state_one_moment = result_close_to("_one_moment", hints.HINT_STATE_MOMENTS)
+state_over_all = result_close_to("_over_all", hints.HINT_STATE_ALL_DEVICES)
+STATE_HINTS = [state_whole, state_weights_only, state_weights_and_step, state_one_moment,
+               state_over_all]
+
+
+@case("adam_state_bytes", hidden=False, hints=STATE_HINTS)
+def the_state_on_four_by_two(fn):
+    args = (STATE_SHAPES[:-1], STATE_SPECS[:-1], 4, 2)
+    return {"result": float(fn(*args)), **state_context(*args)}
+
+
+@case("adam_state_bytes", hidden=False, hints=STATE_HINTS)
+def the_state_on_two_by_four(fn):
+    args = (STATE_SHAPES[:-1], STATE_SPECS[:-1], 2, 4)
+    return {"result": float(fn(*args)), **state_context(*args)}

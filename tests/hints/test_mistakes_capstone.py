@@ -14,6 +14,23 @@ mistake = Mistakes()
 
 
 # --- correct functions ----------------------------------------------------------------------
+def state_with(arrays=3, step=True, divide="named"):
+    """The state's bytes on one device: ``arrays`` float32 arrays per weight, a step count or
+    not, each weight divided by the axes its spec names ("named"), by nothing ("none") or by
+    every device ("all")."""
+    def adam_state_bytes(shapes, specs, data, model):
+        sizes = {"data": data, "model": model}
+        total = 0.0
+        for shape, spec in zip(shapes, specs, strict=True):
+            named = [a for entry in spec if entry is not None
+                     for a in ((entry,) if isinstance(entry, str) else entry)]
+            share = {"named": np.prod([sizes[a] for a in named]), "none": 1,
+                     "all": data * model}[divide]
+            total += arrays * 4 * np.prod(shape) / share
+        return total + (4 if step else 0)
+    return adam_state_bytes
+
+
 def fsdp_gather_bytes(d_model, d_hidden, layers, data, model, remat, itemsize):
     per_weight = d_model * d_hidden * itemsize / (data * model)  # one device's block
     uses = 2 if remat else 1
@@ -60,9 +77,21 @@ def written_with(rule="orbax", first="origin"):
     return checkpoint_bytes
 
 
-CORRECT = {"fsdp_gather_bytes": fsdp_gather_bytes, "checkpoint_bytes": written_with()}
+CORRECT = {"adam_state_bytes": state_with(), "fsdp_gather_bytes": fsdp_gather_bytes,
+           "checkpoint_bytes": written_with()}
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
+
+
+# --- adam_state_bytes -----------------------------------------------------------------------
+mistake("adam_state_bytes", hints.HINT_STATE_WHOLE, "every_array_whole")(
+    state_with(divide="none"))
+mistake("adam_state_bytes", hints.HINT_STATE_MOMENTS, "the_weights_alone")(
+    state_with(arrays=1, step=False))
+mistake("adam_state_bytes", hints.HINT_STATE_MOMENTS, "one_moment_forgotten")(
+    state_with(arrays=2))
+mistake("adam_state_bytes", hints.HINT_STATE_ALL_DEVICES, "divided_by_every_device")(
+    state_with(divide="all"))
 
 
 # --- fsdp_gather_bytes ----------------------------------------------------------------------
@@ -110,6 +139,8 @@ mistake("checkpoint_bytes", hints.HINT_CKPT_INDIVISIBLE, "every_block_shared")(
 
 
 @pytest.mark.parametrize("case_id, wrong, hint", [
+    ("adam_state_bytes:a_model_on_eight_by_one", state_with(divide="none"),
+     hints.HINT_STATE_WHOLE),
     ("fsdp_gather_bytes:kept_on_four_by_two", remat_read_the_wrong_way_round,
      hints.HINT_GATHER_REMAT),
     ("fsdp_gather_bytes:rematerialised_on_two_by_two", the_model_split_forgotten,
@@ -118,10 +149,10 @@ mistake("checkpoint_bytes", hints.HINT_CKPT_INDIVISIBLE, "every_block_shared")(
      hints.HINT_CKPT_FIRST_COPY),
     ("checkpoint_bytes:all_data_parallel_with_replicated_leftovers", written_with("split"),
      hints.HINT_CKPT_INDIVISIBLE),
-], ids=["remat_the_wrong_way_round", "model_split_forgotten", "ckpt_first_copy_only",
-        "ckpt_indivisible_split"])
+], ids=["state_of_whole_arrays", "remat_the_wrong_way_round", "model_split_forgotten",
+        "ckpt_first_copy_only", "ckpt_indivisible_split"])
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
-    """A prediction compared with what a compiled gradient gathers over 'data', or with what
-    Orbax plans to write on each device: does the grader's hidden test fail each mistake with
-    its hint, and pass the correct function?"""
+    """A prediction compared with a compiled update's arguments, what a compiled gradient
+    gathers over 'data', or what Orbax plans to write on each device: does the grader's
+    hidden test fail each mistake with its hint, and pass the correct function?"""
     assert_hidden_hint(case_id, wrong, hint, CORRECT)
