@@ -381,6 +381,22 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="x @ w, contraction split: rows reduce-scattered by n - 1 ppermutes, no psum.",
         all_devices=True,
     ),
+    # --- lesson 11_capstone ---
+    Exercise(
+        "adam_state_bytes",
+        lesson="11_capstone",
+        summary="Predict the bytes of weights, Adam moments and step count on one device.",
+    ),
+    Exercise(
+        "fsdp_gather_bytes",
+        lesson="11_capstone",
+        summary="Predict the bytes FSDP's gradient all-gathers over 'data', with remat or without.",
+    ),
+    Exercise(
+        "checkpoint_bytes",
+        lesson="11_capstone",
+        summary="Predict the bytes each device writes to an Orbax checkpoint, replicas sharing.",
+    ),
 )
 
 BY_NAME: dict[str, Exercise] = {exercise.name: exercise for exercise in EXERCISES}

@@ -25,6 +25,9 @@ KERNEL_NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "matplotlib": ("matplotlib==3.11.2",),
     "ipywidgets": ("ipywidgets==8.1.9",),
+    # Lesson 11's checkpoints. Colab's image has it already (its flax depends on it); where it
+    # is missing, pip keeps the service's JAX: orbax-checkpoint asks only jax>=0.6.
+    "orbax": ("orbax-checkpoint==0.12.8",),
 }
 
 NOTHING_MISSING = "the course's helpers have what they need: nothing installed"

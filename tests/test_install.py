@@ -64,17 +64,20 @@ def test_the_set_up_cell_installs_the_helpers_and_keeps_the_services_jax(tmp_pat
     done = subprocess.run([python, "-c", cell + "\nfrom grader import check\nprint(check)"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "installing what this kernel lacks: ipywidgets, matplotlib" in done.stdout
+    assert ("installing what this kernel lacks: ipywidgets, matplotlib, orbax-checkpoint"
+            in done.stdout)
     assert f"8 CPU devices (JAX {SERVICE_JAX}; no GPU or TPU found)." in done.stdout
     assert "<function check" in done.stdout
     assert "conflict" not in done.stderr and "Warning" not in done.stderr, done.stderr
     versions = subprocess.run(
-        [python, "-c", "import jax, matplotlib, ipywidgets; "
-                       "print(jax.__version__, matplotlib.__version__, ipywidgets.__version__)"],
+        [python, "-c", "import jax, matplotlib, ipywidgets, orbax.checkpoint as ocp; "
+                       "print(jax.__version__, matplotlib.__version__, ipywidgets.__version__, "
+                       "ocp.__version__)"],
         capture_output=True, text=True, env=env, check=True, timeout=120).stdout.split()
     locked = locked_lines()
     assert versions == [SERVICE_JAX, locked["matplotlib"][0].split("==")[1],
-                        locked["ipywidgets"][0].split("==")[1]]
+                        locked["ipywidgets"][0].split("==")[1],
+                        locked["orbax-checkpoint"][0].split("==")[1]]
     # Run again, as a student reopening the notebook: nothing is fetched.
     again = subprocess.run([python, "-c", cell], cwd=tmp_path, env=env, capture_output=True,
                            text=True, timeout=300)

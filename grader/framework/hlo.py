@@ -443,6 +443,71 @@ def received(text: str) -> tuple[dict[str, int], set[str]]:
     return walk(module.entry) if module.entry else ({}, set())
 
 
+
+def turns(text: str) -> dict[str, int]:
+    """How many times each computation of a compiled HLO module runs per call, walked from
+    its entry computation: a loop body once per turn (XLA's ``known_trip_count``, 1 when not
+    printed), every branch of a conditional once; a computation reached from several places
+    adds up."""
+    module = parse(text)
+    counted: dict[str, int] = {}
+
+    def walk(name: str, times: int, depth: int = 0) -> None:
+        if depth > 64 or not times:
+            return
+        counted[name] = counted.get(name, 0) + times
+        for instruction in module.computations.get(name, []):
+            attributes = instruction.attributes
+            trips = _TRIP_COUNT.search(attributes.get("backend_config", ""))
+            loop = int(trips.group(1)) if trips and instruction.opcode == "while" else 1
+            for role in _CALLEES:
+                if role in attributes:
+                    each = {"body": loop, "condition": loop + 1}.get(role, 1)
+                    walk(attributes[role].lstrip("%"), times * each, depth + 1)
+            for branch in _NAME.findall(attributes.get("branch_computations", "")):
+                walk(branch, times, depth + 1)
+
+    if module.entry:
+        walk(module.entry, 1)
+    return counted
+
+
+def mesh_axes(collective: Collective, sizes: dict[str, int], ids: list[int] | None = None
+              ) -> tuple[str, ...] | None:
+    """The axes of a mesh (its axis sizes in order and its device ids, row-major, as
+    ``mesh.devices.flat`` gives them) that a compiled collective acts over: the smallest set
+    of axes whose device groups its groups are (all the axes of more than one device for the
+    group of every device), the axes along which a permute's pairs differ; None when its
+    groups fit no set of axes or were not read. An axis of size 1 is never named."""
+    if collective.op == "collective-permute":
+        found = _axes_of([list(p) for p in collective.pairs], True, (sizes, ids))
+    elif collective.groups is None:
+        return None
+    elif collective.groups == ():
+        return tuple(name for name, size in sizes.items() if size > 1)
+    else:
+        found = _axes_of([list(g) for g in collective.groups], False, (sizes, ids))
+    return None if found is None else tuple(found)
+
+
+def sent_per_axis(text: str, sizes: dict[str, int], ids: list[int] | None = None
+                  ) -> dict[tuple[str, ...] | None, dict[str, float]]:
+    """The bytes one device sends per call of a compiled program, under
+    :data:`TRAFFIC_MODEL`, by the mesh axes each collective acts over (:func:`mesh_axes`)
+    and by kind: each collective counted as many times as its computation runs
+    (:func:`turns`)."""
+    module = parse(text)
+    where = {i.name: i.computation for i in module.instructions}
+    times = turns(text)
+    total: dict[tuple[str, ...] | None, dict[str, float]] = {}
+    for collective in collectives_in_hlo(text):
+        runs = times.get(where.get(collective.name, ""), 0)
+        if not runs or collective.sent is None:
+            continue
+        kinds = total.setdefault(mesh_axes(collective, sizes, ids), {})
+        kinds[collective.op] = kinds.get(collective.op, 0) + collective.sent * runs
+    return total
+
 def _add(total: dict[str, int], more: dict[str, int], times: int) -> None:
     for kind, count in more.items():
         total[kind] = total.get(kind, 0) + count * times

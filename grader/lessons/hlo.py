@@ -17,9 +17,14 @@ from grader.framework.hlo import (
     collectives_in_hlo,
     compiled_text,
     kept_on_one_device,
+    mesh_axes,
+    parse,
     parse_replica_groups,
+    sent_per_axis,
+    turns,
 )
 
 __all__ = ["COLLECTIVES", "ITEMSIZE", "TRAFFIC_MODEL", "Collective", "bytes_sent",
            "collective_names", "collectives", "collectives_in_hlo", "compiled_text",
-           "kept_on_one_device", "parse_replica_groups"]
+           "kept_on_one_device", "mesh_axes", "parse",
+           "parse_replica_groups", "sent_per_axis", "turns"]

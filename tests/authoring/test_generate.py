@@ -166,6 +166,18 @@ def cell_errors_match_tags(notebook: nbformat.NotebookNode, devices: int | None 
     return wrong
 
 
+#: The size a lesson keeps to: cells, and words of its Markdown (the code not counted).
+MOST_CELLS, MOST_WORDS = 60, 3000
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
+def test_every_lesson_keeps_to_its_size(path):
+    """Does each lesson stay within 60 cells and 3,000 words of prose?"""
+    cells = nbformat.read(path, as_version=4).cells
+    words = sum(len(c.source.split()) for c in cells if c.cell_type == "markdown")
+    assert len(cells) <= MOST_CELLS and words <= MOST_WORDS, (len(cells), words)
+
+
 # Lesson 6 starts its own processes with 4 devices each, whatever its kernel has.
 ON_FEWER_DEVICES = [p for p in LESSONS if not p.name.startswith("06_")]
 

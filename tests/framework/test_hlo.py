@@ -12,8 +12,11 @@ from grader.framework.hlo import (
     collectives_in_hlo,
     count_collectives,
     kept_on_one_device,
+    mesh_axes,
     parse_replica_groups,
     received,
+    sent_per_axis,
+    turns,
 )
 from grader.lessons.inspector import TRAFFIC_NOTE
 
@@ -255,3 +258,67 @@ def test_the_cpu_backend_keeps_a_collective_over_one_device():
 
     assert jax.devices()[0].platform == "cpu"
     assert kept_on_one_device()
+
+
+LOOPED = """
+HloModule m, num_partitions=8
+%body (p: (s32[], f32[4])) -> (s32[], f32[4]) {
+  %p = (s32[], f32[4]{0}) parameter(0)
+  %x = f32[4]{0} get-tuple-element(%p), index=1
+  %i = s32[] get-tuple-element(%p), index=0
+  %gathered = f32[8]{0} all-gather(%x), channel_id=1, replica_groups=[4,2]<=[8], dimensions={0}
+  %half = f32[4]{0} slice(%gathered), slice={[0:4]}
+  ROOT %t = (s32[], f32[4]{0}) tuple(%i, %half)
+}
+%cond (q: (s32[], f32[4])) -> pred[] {
+  %q = (s32[], f32[4]{0}) parameter(0)
+  ROOT %c = pred[] constant(true)
+}
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  %summed = f32[4]{0} all-reduce(%a), channel_id=2, replica_groups=[2,4]<=[4,2]T(1,0), to_apply=%add
+  %zero = s32[] constant(0)
+  %start = (s32[], f32[4]{0}) tuple(%zero, %summed)
+  %loop = (s32[], f32[4]{0}) while(%start), condition=%cond, body=%body, backend_config={"known_trip_count":{"n":"3"}}
+  ROOT %out = f32[4]{0} get-tuple-element(%loop), index=1
+}
+"""  # noqa: E501 (HLO lines as XLA prints them)
+
+
+def test_a_loop_body_runs_once_per_turn_and_its_collectives_count_so():
+    """On a 4 x 2 mesh, is the all-gather of a 3-turn loop's body, in pairs of neighbouring
+    ids, read as over the second axis and counted three times, and the entry's all-reduce, in
+    groups of ids 2 apart, as over the first axis and counted once?"""
+    assert turns(LOOPED)["main"] == 1 and turns(LOOPED)["body"] == 3
+    sizes = {"data": 4, "model": 2}
+    gather, reduce = sorted(collectives_in_hlo(LOOPED), key=lambda c: c.op)
+    assert mesh_axes(gather, sizes) == ("model",)
+    assert mesh_axes(reduce, sizes) == ("data",)
+    assert sent_per_axis(LOOPED, sizes) == {
+        ("model",): {"all-gather": 3 * 1 * 16},
+        ("data",): {"all-reduce": 2 * 3 / 4 * 16},
+    }
+    # Another order of the devices on the mesh: the same groups now run along other axes.
+    assert mesh_axes(gather, sizes, [0, 2, 4, 6, 1, 3, 5, 7]) is None
+
+
+def test_a_compiled_step_is_split_by_the_mesh_axes_it_communicates_over():
+    """Does a step on a data x model mesh send its batch reduction over 'data' and its
+    contraction's reduction over 'model', read from the compiled program?"""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    if jax.device_count() < 4:
+        pytest.skip("needs a 2 x 2 mesh")
+    mesh = jax.make_mesh((2, 2), ("data", "model"), devices=jax.devices()[:4])
+    x = jax.device_put(jnp.ones((8, 4)), NamedSharding(mesh, P("data", "model")))
+    w = jax.device_put(jnp.ones((4, 2)), NamedSharding(mesh, P("model", None)))
+
+    def f(x, w):  # the contraction over 'model', then the sum over the batch on 'data'
+        return jnp.matmul(x, w, out_sharding=NamedSharding(mesh, P("data", None))).sum()
+
+    text = jax.jit(f).lower(x, w).compile().as_text()
+    sent = sent_per_axis(text, dict(mesh.shape), [d.id for d in mesh.devices.flat])
+    assert ("model",) in sent and sent.keys() <= {("data",), ("model",), ("data", "model")}

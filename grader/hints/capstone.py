@@ -1,0 +1,55 @@
+"""Hints of lesson 11 (the capstone): grader/public/capstone.py and
+grader/hidden/capstone.py."""
+
+from __future__ import annotations
+
+# --- adam_state_bytes -----------------------------------------------------------------------
+HINT_STATE_WHOLE = (
+    "This counts every array whole on each device. A device holds one block of each: a "
+    "dimension whose spec names an axis is split over that axis's devices (over both, for a "
+    "pair such as ('data', 'model')), and only the dimensions the spec leaves None stay whole."
+)
+HINT_STATE_MOMENTS = (
+    "This counts the weights alone, or without Adam's moments. The state holds three float32 "
+    "arrays per weight, each laid out like the weight: the weight, its first moment m and its "
+    "second moment v; and the step count, one int32 of 4 bytes on every device."
+)
+HINT_STATE_ALL_DEVICES = (
+    "This divides every array by all the devices. A spec splits an array only over the axes it "
+    "names: over the others it is replicated, every device holding the same block. A weight "
+    "P('data') on a data x model mesh is split data ways, not data * model."
+)
+# --- fsdp_gather_bytes ----------------------------------------------------------------------
+HINT_GATHER_REMAT = (
+    "This is the count for the other setting of remat. Without rematerialisation the backward "
+    "pass uses the gathered weights the forward pass kept: each weight is gathered once. With "
+    "jax.checkpoint and a policy that saves products only (no gathered weight), the backward "
+    "pass recomputes the block, its gathers included: twice."
+)
+HINT_GATHER_MODEL_BLOCK = (
+    "This counts each device gathering the whole weight. Over 'data' a device gathers only its "
+    "block along 'model': w1 stays split by its columns, w2 by its rows, so the gathered "
+    "block is 1/model of the weight, and each device sends its (data - 1) pieces of that."
+)
+HINT_GATHER_RING = (
+    "An all-gather over g devices sends, under lesson 7's model, g - 1 blocks: each device "
+    "passes its block on around the ring until everyone has every block. Count (data - 1) "
+    "times the block a device stores (d_model * d_hidden / (data * model) numbers per weight), "
+    "not its own block once, nor the whole gathered weight."
+)
+# --- checkpoint_bytes -----------------------------------------------------------------------
+HINT_CKPT_EVERY_COPY = (
+    "This counts every copy of a replicated block writing all of it: the checkpoint would hold "
+    "each block as many times as it has copies. A block held by r devices (r = the product of "
+    "the sizes of the mesh axes its spec does not name) is written once in all."
+)
+HINT_CKPT_FIRST_COPY = (
+    "This gives a replicated block to its first copy alone. Orbax shares the work: each of "
+    "the r copies writes one r-th of the block, cut along the block's first dimension that r "
+    "divides; only a block that no dimension splits evenly is written whole by its first copy."
+)
+HINT_CKPT_INDIVISIBLE = (
+    "A block that no dimension splits evenly into r parts (a scalar, a block of 3 rows on 2 "
+    "copies) cannot be shared: Orbax leaves it whole to its first copy, the device at position "
+    "0 along every mesh axis the spec does not name. Bytes come in whole elements."
+)
