@@ -182,19 +182,6 @@ def test_every_lesson_keeps_to_its_size(path):
 ON_FEWER_DEVICES = [p for p in LESSONS if not p.name.startswith("06_")]
 
 
-#: A lesson is read in one sitting: at most this many cells, and words of prose (its Markdown
-#: cells, split at white space).
-MOST_CELLS, MOST_WORDS = 60, 3000
-
-
-@pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
-def test_a_lesson_stays_short_enough_to_read_in_one_sitting(path):
-    """Is every lesson at most MOST_CELLS cells and MOST_WORDS words of prose?"""
-    cells = nbformat.read(path, as_version=4).cells
-    words = sum(len(c.source.split()) for c in cells if c.cell_type == "markdown")
-    assert len(cells) <= MOST_CELLS and words <= MOST_WORDS, (len(cells), words)
-
-
 @pytest.mark.parametrize("path", LESSONS, ids=lambda p: p.name)
 def test_only_error_cells_are_tagged_to_run_on_one_device(path):
     """Is the one-device exception only ever a second tag of a cell that raises?"""
