@@ -397,6 +397,12 @@ EXERCISES: tuple[Exercise, ...] = (
         lesson="11_capstone",
         summary="Predict the bytes each device writes to an Orbax checkpoint, replicas sharing.",
     ),
+    Exercise(
+        "fixed_tp_step",
+        lesson="11_capstone",
+        summary="Find and fix: a tensor-parallel training step that moves far more than it should.",
+        all_devices=True,
+    ),
 )
 
 BY_NAME: dict[str, Exercise] = {exercise.name: exercise for exercise in EXERCISES}

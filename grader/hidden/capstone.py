@@ -1,6 +1,6 @@
 """Hidden tests of lesson 11 (the capstone): only the grader runs them. The predictions are
 compared with what a compiled program really sends, read by grader.framework.hlo per mesh
-axis."""
+axis; the fixed step is measured the same way, on its own compiled program."""
 
 from __future__ import annotations
 
@@ -19,7 +19,12 @@ from grader.public.capstone import (
     STATE_HINTS,
     checkpoint_context,
     gather_context,
+    same_as_one_device,
+    sends_no_more,
     state_context,
+    tp_inputs,
+    tp_sent_case,
+    tp_values_case,
 )
 
 
@@ -194,3 +199,19 @@ def both_axes_on_one_dimension_of_two_by_four(fn):
 def tensor_parallel_only_on_one_by_eight(fn):
     shapes = [(4, 16), (16, 4), (4,)]
     return state_case((shapes, [P(None, "model"), P("model"), P()], 1, 8))(fn)
+
+
+# --- fixed_tp_step: other sizes, the weights already stored as the fix stores them --------
+@case("fixed_tp_step", hidden=True, judge=same_as_one_device)
+def equals_the_one_device_step_from_stored_weights(fn):
+    return tp_values_case(fn, *tp_inputs(70, 3, 8, 32, 2, stored=True))
+
+
+@case("fixed_tp_step", hidden=True, judge=sends_no_more)
+def sends_no_more_from_stored_weights(fn):
+    return tp_sent_case(fn, *tp_inputs(71, 3, 8, 32, 2, stored=True))
+
+
+@case("fixed_tp_step", hidden=True, judge=sends_no_more)
+def sends_no_more_with_a_wide_hidden_layer(fn):
+    return tp_sent_case(fn, *tp_inputs(72, 1, 8, 128, 3))

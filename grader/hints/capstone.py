@@ -53,3 +53,28 @@ HINT_CKPT_INDIVISIBLE = (
     "copies) cannot be shared: Orbax leaves it whole to its first copy, the device at position "
     "0 along every mesh axis the spec does not name. Bytes come in whole elements."
 )
+# --- fixed_tp_step --------------------------------------------------------------------------
+MSG_TP_SENT = (
+    "over {axis!r} one device sends {mine:,.0f} bytes per step ({kinds}), where the reference "
+    "fix sends {theirs:,.0f}"
+)
+MSG_TP_NOT_MEASURED = "the bytes the compiled step sends per mesh axis could not be measured"
+HINT_TP_GATHERS = (
+    "The step all-gathers over 'model', which tensor parallelism never needs: each device "
+    "computes its own hidden units, and only the partial sums of each block's output are "
+    "all-reduced over 'model' (once in the forward pass, once in the backward pass). A weight "
+    "split along the wrong dimension makes JAX gather the activations it multiplies instead: "
+    "print each all-gather's operand shapes, find which array moves, and check which "
+    "dimension of each weight holds the hidden units."
+)
+HINT_TP_WHOLE_GRADIENTS = (
+    "Over 'data' the step reduces more than its share: with the hidden units split over "
+    "'model', each device holds and reduces over 'data' the gradient of its own half of each "
+    "weight. Weights kept whole (replicated over 'model') reduce whole gradients."
+)
+HINT_TP_LAYOUT = (
+    "The new weights come back split another way than tensor parallelism stores them: each "
+    "by its hidden units over 'model' (w1 by its last dimension, w2 by its middle one, its "
+    "rows) and by nothing else: split over 'data' too, the next step would gather them (FSDP, "
+    "not this step); kept whole, they are not split at all."
+)

@@ -4,8 +4,12 @@ function, written here independently of solutions/, pass with no hint?"""
 
 from __future__ import annotations
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 from mistakes import Mistakes, assert_hidden_hint, lesson_tests
 
 from grader.hints import capstone as hints
@@ -77,8 +81,52 @@ def written_with(rule="orbax", first="origin"):
     return checkpoint_bytes
 
 
+def manual_tp_step(params, x, y):
+    """The step written by hand in a shard_map, layers unrolled: each device multiplies its
+    hidden units and psums the block's output over 'model'; the gradient of a weight that is
+    the same along 'data' comes summed over 'data' (the transpose of its implicit pvary), so
+    each device's squared errors are divided by the whole batch's count."""
+    mesh = jax.typeof(x).sharding.mesh
+    lr = 0.1
+
+    def local(w1, w2, x, y):
+        def loss(w1, w2):
+            h = x
+            for a, b in zip(w1, w2, strict=True):
+                h = h + jax.lax.psum(jnp.tanh(h @ a) @ b, "model")
+            return jnp.sum((h - y) ** 2) / (y.size * jax.lax.axis_size("data"))
+
+        g1, g2 = jax.grad(loss, argnums=(0, 1))(w1, w2)
+        return w1 - lr * g1, w2 - lr * g2
+
+    specs = (P(None, None, "model"), P(None, "model", None), P("data", None), P("data", None))
+    w1, w2 = jax.shard_map(local, mesh=mesh, in_specs=specs, out_specs=specs[:2])(
+        jax.reshard(params["w1"], NamedSharding(mesh, specs[0])),
+        jax.reshard(params["w2"], NamedSharding(mesh, specs[1])), x, y)
+    return {"w1": w1, "w2": w2}
+
+
+def tp_step_with(spec1, spec2):
+    """The exercise's step, each weight placed with the spec given."""
+    def step(params, x, y):
+        mesh = jax.typeof(x).sharding.mesh
+        specs = {"w1": spec1, "w2": spec2}
+        params = {k: jax.reshard(w, NamedSharding(mesh, specs[k])) for k, w in params.items()}
+        rows = NamedSharding(mesh, P("data", None))
+
+        def loss(params):
+            def block(h, w):
+                return h + jnp.matmul(jnp.tanh(h @ w[0]), w[1], out_sharding=rows), None
+            out, _ = jax.lax.scan(block, x, (params["w1"], params["w2"]))
+            return jnp.mean((out - y) ** 2)
+
+        grads = jax.grad(loss)(params)
+        return jax.tree.map(lambda w, g: w - 0.1 * g, params, grads)
+    return jax.jit(step)
+
+
 CORRECT = {"adam_state_bytes": state_with(), "fsdp_gather_bytes": fsdp_gather_bytes,
-           "checkpoint_bytes": written_with()}
+           "checkpoint_bytes": written_with(), "fixed_tp_step": jax.jit(manual_tp_step)}
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
 
@@ -133,6 +181,23 @@ mistake("checkpoint_bytes", hints.HINT_CKPT_INDIVISIBLE, "every_block_shared")(
     written_with("split"))
 
 
+# --- fixed_tp_step --------------------------------------------------------------------------
+mistake("fixed_tp_step", hints.HINT_TP_GATHERS, "the_bug_left_in")(
+    tp_step_with(P(None, None, "model"), P(None, None, "model")))
+mistake("fixed_tp_step", hints.HINT_TP_WHOLE_GRADIENTS, "every_weight_kept_whole")(
+    tp_step_with(P(), P()))
+mistake("fixed_tp_step", hints.HINT_TP_GATHERS, "both_weights_split_by_rows")(
+    tp_step_with(P(None, "model", None), P(None, "model", None)))
+
+
+@mistake("fixed_tp_step", hints.HINT_TP_LAYOUT)
+def returned_split_over_data_too(params, x, y):
+    new = tp_step_with(P(None, None, "model"), P(None, "model", None))(params, x, y)
+    mesh = jax.typeof(x).sharding.mesh
+    fsdp = {"w1": P(None, "data", "model"), "w2": P(None, "model", "data")}
+    return {k: jax.reshard(w, NamedSharding(mesh, fsdp[k])) for k, w in new.items()}
+
+
 (test_a_usual_mistake_gets_its_own_hint,
  test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
  test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "11_capstone")
@@ -149,10 +214,16 @@ mistake("checkpoint_bytes", hints.HINT_CKPT_INDIVISIBLE, "every_block_shared")(
      hints.HINT_CKPT_FIRST_COPY),
     ("checkpoint_bytes:all_data_parallel_with_replicated_leftovers", written_with("split"),
      hints.HINT_CKPT_INDIVISIBLE),
+    ("fixed_tp_step:sends_no_more_with_a_wide_hidden_layer",
+     tp_step_with(P(None, None, "model"), P(None, None, "model")), hints.HINT_TP_GATHERS),
+    ("fixed_tp_step:sends_no_more_from_stored_weights", tp_step_with(P(), P()),
+     hints.HINT_TP_WHOLE_GRADIENTS),
 ], ids=["state_of_whole_arrays", "remat_the_wrong_way_round", "model_split_forgotten",
-        "ckpt_first_copy_only", "ckpt_indivisible_split"])
+        "ckpt_first_copy_only", "ckpt_indivisible_split", "tp_bug_left_in",
+        "tp_weights_kept_whole"])
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
     """A prediction compared with a compiled update's arguments, what a compiled gradient
-    gathers over 'data', or what Orbax plans to write on each device: does the grader's
-    hidden test fail each mistake with its hint, and pass the correct function?"""
+    gathers over 'data', or what Orbax plans to write on each device, and a step measured
+    on its own compiled program: does the grader's hidden test fail each mistake with its
+    hint, and pass the correct function?"""
     assert_hidden_hint(case_id, wrong, hint, CORRECT)
