@@ -152,9 +152,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "pmap_scaled_sum",
+        "fixed_pmap_port",
         lesson="03_collectives",
-        summary="Legacy jax.pmap over all local devices: each device doubles its row, then a psum.",
+        summary="Find and fix a line-by-line shard_map port of pmap code: blocks, P(), no reshape.",
         all_devices=True,
     ),
     Exercise(

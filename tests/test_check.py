@@ -172,12 +172,12 @@ def test_check_fails_a_collective_that_carries_nothing_as_the_grader_does():
 
 
 def test_forgetting_to_return_fails_instead_of_crashing_check():
-    """Does a pmap_scaled_sum that returns None fail its tests rather than make check raise?"""
+    """Does a fixed_pmap_port that returns None fail its tests rather than make check raise?"""
 
-    def pmap_scaled_sum(data):
-        jax.pmap(lambda row: jax.lax.psum(2.0 * row, "devices"), axis_name="devices")(data)
+    def fixed_pmap_port(x, w):
+        x @ w - (x @ w).mean(axis=0)
 
-    result = check(pmap_scaled_sum)
+    result = check(fixed_pmap_port)
     assert result.status == msg.FAILED and result.points == 0
     assert "None" in result.first_failure.got
 
@@ -337,14 +337,15 @@ def test_html_escapes_what_the_student_raised():
 def test_text_shows_yours_next_to_expected():
     """Does str() of a failed result show the student's value and the expected one?"""
 
-    def pmap_scaled_sum(data):
-        return 2.0 * data.sum(axis=0)  # one row instead of one per device
+    def fixed_pmap_port(x, w):
+        h = x @ w  # stacked one slice per device, as pmap returns it
+        return (h - h.mean(axis=0)).reshape(jax.device_count(), -1, w.shape[1])
 
-    text = str(check(pmap_scaled_sum))
-    assert text.startswith("pmap_scaled_sum: failed")
+    text = str(check(fixed_pmap_port))
+    assert text.startswith("fixed_pmap_port: failed")
     assert "FAIL" in text
     assert "yours:" in text and "expected:" in text
-    assert collectives.HINT_NOT_PER_DEVICE in text
+    assert collectives.HINT_PORT_STACKED_ROWS in text
 
 
 def test_text_of_a_passing_result_has_no_comparison(correct_results):

@@ -18,6 +18,7 @@ from grader.public.collectives import (
     HALO_HINTS,
     MOVES_ALL_TO_ALL,
     ONLY_PERMUTES,
+    PORT_FIXED,
     PORT_HINTS,
     ROW_SUMS,
     SCATTERED_COLUMNS,
@@ -26,8 +27,10 @@ from grader.public.collectives import (
     a2a_shape,
     all_reduce_kinds,
     always,
+    centred_on,
     cumsum_context,
     dot_inputs,
+    features,
     forgot_psum,
     gathered_per_device,
     gathers_block_totals_only,
@@ -37,8 +40,6 @@ from grader.public.collectives import (
     local_max,
     no_abs,
     normalize_context,
-    not_doubled,
-    not_per_device,
     one_row_per_device,
     own_total,
     partial_sums,
@@ -49,7 +50,6 @@ from grader.public.collectives import (
     ring_steps,
     row_split_matrix,
     row_sums_on,
-    rows_not_summed,
     scatter_groups,
     scattered_on,
     sends_edges_only,
@@ -87,32 +87,23 @@ def uses_a_one_device_mesh_named_data(fn):
     return program_summary(fn, jnp.arange(4.0))
 
 
-# --- pmap_scaled_sum ----------------------------------------------------------------------
-@case("pmap_scaled_sum", hidden=True, hints=[not_per_device, not_doubled, rows_not_summed])
-def random_rows(fn):
-    n = jax.device_count()
-    data = _rng(20).normal(size=(n, 5)).astype(np.float32)
-    return {"result": fn(jnp.asarray(data)), "_doubled_rows": 2 * data}
+# --- fixed_pmap_port ------------------------------------------------------------------------
+@case("fixed_pmap_port", hidden=True, judge=PORT_FIXED)
+def centres_a_plain_batch(fn):
+    x, w, context = features(4, 5, 3, seed=22)
+    return centred_on(fn, jnp.asarray(x), jnp.asarray(w), context)
 
 
-@case("pmap_scaled_sum", hidden=True, hints=[not_per_device, not_doubled, rows_not_summed])
-def rows_that_are_matrices(fn):
-    n = jax.device_count()
-    data = np.arange(n * 6, dtype=np.float32).reshape(n, 2, 3)
-    return {"result": fn(jnp.asarray(data)), "_doubled_rows": 2 * data}
+@case("fixed_pmap_port", hidden=True, judge=PORT_FIXED)
+def centres_a_batch_split_by_columns(fn):
+    x, w, context = features(1, 2 * jax.device_count(), 2, seed=23)
+    return centred_on(fn, split_over_devices(x, P(None, "data")), jnp.asarray(w), context)
 
 
-@case("pmap_scaled_sum", hidden=True,
-      judge=traces("psum", "devices", hints.HINT_MISSING_PSUM))
-def psums_over_the_devices_axis(fn):
-    n = jax.device_count()
-    return program_summary(fn, jnp.ones((n, 3)))
-
-
-@case("pmap_scaled_sum", hidden=True, judge=same("layout"))
-def leaves_one_row_on_each_device(fn):
-    n = jax.device_count()
-    return {"layout": layout(fn(jnp.ones((n, 3))))}
+@case("fixed_pmap_port", hidden=True, judge=runs_on_mesh)
+def shard_maps_over_the_batch_axis(fn):
+    x, w, _ = features(2, 3, 2, seed=24)
+    return program_summary(fn, jnp.asarray(x), jnp.asarray(w))
 
 
 # --- distributed_dot ----------------------------------------------------------------------

@@ -21,8 +21,11 @@ MSG_HALO_RECEIVED = (
     "element from each neighbour"
 )
 MSG_SCATTER_GROUPS = "the reduce-scatters must combine the device groups {want}; found: {got}"
+MSG_REDUCED_VALUES = (
+    "the all-reduces of the compiled code carry {got} values per device; the mean needs {want}"
+)
 
-# --- hints of the first exercises (pmap_scaled_sum to halo_difference) --------------------
+# --- hints of the first exercises (distributed_dot to halo_difference, fixed_pmap_port) -
 HINT_FORGOT_PSUM = (
     "The result equals what the first device computes on its own block: did you forget the "
     "psum that adds up the partial results of all devices?"
@@ -52,15 +55,6 @@ HINT_PSUM_NOT_PMEAN = (
     "params as varying before jax.grad, jax.lax.pcast(params, 'data_parallel_axis', "
     "to='varying'), or differentiate the pmean of the local losses."
 )
-HINT_FORGOT_DOUBLING = (
-    "The result is exactly half of what it should be: each device must double its row "
-    "(row * 2.0) before the psum adds the rows up."
-)
-HINT_PMAP_FORGOT_PSUM = (
-    "Each device returned its own doubled row: the rows were never added up. Call "
-    "jax.lax.psum(row * 2.0, 'devices') inside the pmapped function, with the axis_name you "
-    "gave jax.pmap."
-)
 HINT_RING_NO_WRAP = (
     "The first and last entries are computed as if zeros lay beyond the ends of x: the "
     "difference is periodic, x[-1] being the left neighbour of x[0]. A ring wraps round: "
@@ -85,9 +79,26 @@ HINT_HALO_NO_PERMUTE = (
     "No element crosses between devices: inside jax.shard_map over 'data', the neighbours' "
     "edge elements have to be sent with jax.lax.ppermute."
 )
-HINT_NOT_PER_DEVICE = (
-    "The result must have one row per device (the leading axis of a pmap result), not a "
-    "single value."
+HINT_PORT_DEVICE_AXIS = (
+    "Each row was centred by the mean of the rows at its place on the other devices: "
+    "h.mean(axis=0) averaged over the device axis of length 1 that the reshape to (n, N / n, "
+    "k) put in front, and the pmean then added up whole blocks. pmap removed that axis; "
+    "shard_map keeps it. shard_map splits x by rows itself (in_specs P('batch', None)): drop "
+    "the reshape, and axis 0 of a block is the rows again, as under pmap."
+)
+HINT_PORT_NO_PMEAN = (
+    "Each device's rows were centred by their own mean: the devices never agreed on one. "
+    "Keep the jax.lax.pmean(..., 'batch') of the local means (every block has N / n rows, so "
+    "the mean of the means is the mean)."
+)
+HINT_PORT_STACKED_ROWS = (
+    "The result has pmap's shape (n, N / n, m), one slice per device. shard_map puts the "
+    "blocks together itself: with x split by rows (in_specs P('batch', None)) and "
+    "out_specs=P('batch', None) the result is (N, m) already, with no reshape before or after."
+)
+HINT_PORT_LAYOUT = (
+    "The values are right but the rows are not split over the devices: return the blocks "
+    "with out_specs=P('batch', None), instead of gathering or replicating them."
 )
 
 # --- hints of the exercises after halo_difference -----------------------------------------

@@ -34,11 +34,6 @@ from grader.framework.probes import (
 from grader.hints import collectives as hints
 
 forgot_psum = result_close_to("_first_shard", hints.HINT_FORGOT_PSUM)
-not_per_device = Hint(lambda got, want: got["result"].ndim < want["result"].ndim,
-                      hints.HINT_NOT_PER_DEVICE)
-not_doubled = Hint(lambda got, want: close(got["result"], want["result"] / 2),
-                   hints.HINT_FORGOT_DOUBLING)
-rows_not_summed = result_close_to("_doubled_rows", hints.HINT_PMAP_FORGOT_PSUM)
 no_wrap = result_close_to("_no_wrap", hints.HINT_RING_NO_WRAP)
 wrong_direction = result_close_to("_backwards", hints.HINT_WRONG_DIRECTION)
 forgot_pmean = result_close_to("_one_device", hints.HINT_FORGOT_PMEAN)
@@ -105,12 +100,62 @@ def traces_a_psum_over_data(fn):
     return program_summary(fn, jnp.arange(5.0))
 
 
-# --- pmap_scaled_sum ----------------------------------------------------------------------
-@case("pmap_scaled_sum", hidden=False, hints=[not_per_device, not_doubled, rows_not_summed])
-def doubles_and_sums_rows(fn):
+# --- fixed_pmap_port: a line-by-line port of pmap code, fixed --------------------------------
+@measure
+def all_reduced_values(program: Program) -> int:
+    """How many values one device hands to the all-reduces of the compiled HLO, in all."""
+    return sum(math.prod(shape) for c in hlo.collectives_in_hlo(program.compiled)
+               if c.op == "all-reduce" for _, shape in c.operands)
+
+
+def reduces_the_mean_only(got: dict, want: dict) -> Verdict:
+    """A judge for :func:`all_reduced_values`: the all-reduces carry what the reference's
+    do (the m numbers of the mean), no more and no fewer."""
+    have, need = (int(np.asarray(d.get("reduced", -1)).item()) for d in (got, want))
+    if have == need:
+        return PASS
+    hint = hints.HINT_PORT_DEVICE_AXIS if have > need else hints.HINT_PORT_NO_PMEAN
+    return Verdict(False, hints.MSG_REDUCED_VALUES.format(want=need, got=have), hint)
+
+
+stacked_rows = Hint(lambda got, want: got["result"].ndim == 3, hints.HINT_PORT_STACKED_ROWS)
+device_axis_mean = result_close_to("_device_axis_mean", hints.HINT_PORT_DEVICE_AXIS)
+own_mean = result_close_to("_own_mean", hints.HINT_PORT_NO_PMEAN)
+port_layout = Hint(lambda got, want: close(got["result"], want["result"]),
+                   hints.HINT_PORT_LAYOUT)
+PORT_FIXED = same("result", "layout", hints=[stacked_rows, device_axis_mean, own_mean,
+                                             port_layout])
+
+
+def features(rows_per_device: int, k: int, m: int, seed: int):
+    """A batch x (n * rows_per_device, k), weights w (k, m), and what the line-by-line port
+    (each row centred by the mean of the rows at its place on the other devices) or a
+    port without the pmean (each block centred by its own mean) would give."""
+    rng = np.random.default_rng(seed)
     n = jax.device_count()
-    data = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
-    return {"result": fn(jnp.asarray(data)), "_doubled_rows": 2 * data}
+    x = rng.normal(size=(n * rows_per_device, k)).astype(np.float32)
+    w = rng.normal(size=(k, m)).astype(np.float32)
+    h = (x @ w).reshape(n, rows_per_device, m)
+    context = {"_device_axis_mean": (h - h.mean(axis=0)).reshape(-1, m),
+               "_own_mean": (h - h.mean(axis=1, keepdims=True)).reshape(-1, m)}
+    return x, w, context
+
+
+def centred_on(fn, x, w, context) -> dict:
+    result = fn(x, w)
+    return {"result": result, "layout": layout(result), **context}
+
+
+@case("fixed_pmap_port", hidden=False, judge=PORT_FIXED)
+def centres_a_batch_held_whole_on_every_device(fn):
+    x, w, context = features(2, 3, 2, seed=20)
+    return centred_on(fn, split_over_devices(x, P()), jnp.asarray(w), context)
+
+
+@case("fixed_pmap_port", hidden=False, judge=reduces_the_mean_only)
+def all_reduces_the_mean_and_nothing_else(fn):
+    x, w, _ = features(3, 4, 2, seed=21)
+    return {"reduced": all_reduced_values(fn, jnp.asarray(x), jnp.asarray(w))}
 
 
 # --- distributed_dot ----------------------------------------------------------------------

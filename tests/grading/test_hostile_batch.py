@@ -30,7 +30,7 @@ from grader.framework import cases
 from grader.workers import confine, sandbox
 
 FIXTURES = ROOT / "tests" / "submissions"
-BASE_EXERCISES = ("shard_map_psum", "pmap_scaled_sum", "distributed_dot", "pmean_update_step",
+BASE_EXERCISES = ("shard_map_psum", "fixed_pmap_port", "distributed_dot", "pmean_update_step",
                   "halo_difference")
 
 # distributed_dot's tests of how it computes (its jaxpr and its compiled code), and what the
@@ -47,12 +47,12 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "exits-with-sys-exit-in-halo-difference": {"halo_difference": (0, "failed")},
     "kills-its-process-in-halo-difference": {"halo_difference": (0, "crashed")},
     "segfaults-in-distributed-dot": {"distributed_dot": (0, "crashed")},
-    "hangs-ignoring-signals-in-pmap-scaled-sum": {"pmap_scaled_sum": (0, "timeout")},
+    "hangs-ignoring-signals-in-fixed-pmap-port": {"fixed_pmap_port": (0, "timeout")},
     "hangs-in-a-top-level-cell": {},
     "raises-keyboard-interrupt-in-halo-difference": {"halo_difference": (0, "failed")},
     "patches-comparisons-with-wrong-dot": {"distributed_dot": (0, "failed")},
     "returns-object-equal-to-everything-from-dot": {"distributed_dot": (0, "failed")},
-    "returns-one-row-instead-of-one-per-device": {"pmap_scaled_sum": (0, "failed")},
+    "returns-pmap-stacking-instead-of-rows": {"fixed_pmap_port": (0, "failed")},
     "prints-fake-reports-around-wrong-halo-difference": {"halo_difference": (0, "failed")},
     "hard-codes-eight-devices-in-dot": {"distributed_dot": (2, "partial")},
     "tries-to-change-the-device-count": {},
@@ -100,7 +100,7 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "kills-its-process-in-halo-difference": (
         {"halo_difference": "the process running `halo_difference` on 8 device(s) ended"}, ()),
     "segfaults-in-distributed-dot": ({"distributed_dot": "killed by signal SIGSEGV"}, ()),
-    "hangs-ignoring-signals-in-pmap-scaled-sum": ({"pmap_scaled_sum": "it took too long or hung"},
+    "hangs-ignoring-signals-in-fixed-pmap-port": ({"fixed_pmap_port": "it took too long or hung"},
                                                   ()),
     "raises-keyboard-interrupt-in-halo-difference": (
         {"halo_difference": "`halo_difference` raised KeyboardInterrupt"}, ()),
@@ -109,8 +109,8 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         ("grader.framework.judge.difference", "numpy.allclose", "put back")),
     "returns-object-equal-to-everything-from-dot": (
         {"distributed_dot": "`distributed_dot` returned something the grader cannot read"}, ()),
-    "returns-one-row-instead-of-one-per-device": (
-        {"pmap_scaled_sum": "should have shape (8, 3)"}, ()),
+    "returns-pmap-stacking-instead-of-rows": (
+        {"fixed_pmap_port": "should have shape (16, 2)"}, ()),
     "prints-fake-reports-around-wrong-halo-difference": (
         {"halo_difference": "the result has the wrong values"}, ()),
     "tries-to-change-the-device-count": ({}, ("jax_num_cpu_devices",)),
@@ -459,7 +459,7 @@ def test_a_hang_in_a_cell_skips_that_cell_only(graded):
 @pytest.mark.slow
 def test_timeouts_and_crashes_say_what_happened(graded):
     """Does the feedback name the reason: a time limit, a signal, an exit code?"""
-    hang = graded["hangs-ignoring-signals-in-pmap-scaled-sum"]["exercises"]["pmap_scaled_sum"]
+    hang = graded["hangs-ignoring-signals-in-fixed-pmap-port"]["exercises"]["fixed_pmap_port"]
     assert "stopped after 20 s" in hang["message"]
     segfault = graded["segfaults-in-distributed-dot"]["exercises"]["distributed_dot"]
     assert "SIGSEGV" in segfault["message"]
@@ -479,9 +479,9 @@ def test_hard_coded_device_count_gets_the_device_count_hint(graded):
 @pytest.mark.slow
 def test_a_scalar_does_not_pass_for_one_row_per_device(graded):
     """Does broadcasting fail the shape check, with the per-device hint?"""
-    result = graded["returns-one-row-instead-of-one-per-device"]["exercises"]["pmap_scaled_sum"]
+    result = graded["returns-pmap-stacking-instead-of-rows"]["exercises"]["fixed_pmap_port"]
     assert "shape" in result["message"]
-    assert "one row per device" in result["hint"]
+    assert "shape (n, N / n, m)" in result["hint"]
 
 
 @pytest.mark.slow

@@ -30,15 +30,15 @@ PASSED = ("passed", 4)
 # Four students, five exercises in course order: what each of them got.
 CLASS = [
     student("ann", halo_difference=PASSED, distributed_dot=PASSED, shard_map_psum=("not found", 0),
-            pmap_scaled_sum=PASSED, pmean_update_step=("crashed", 0)),
+            fixed_pmap_port=PASSED, pmean_update_step=("crashed", 0)),
     student("bob", halo_difference=("partial", 2), distributed_dot=PASSED,
-            shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
+            shard_map_psum=("not found", 0), fixed_pmap_port=PASSED,
             pmean_update_step=("not found", 0)),
     student("cid", halo_difference=("failed", 0), distributed_dot=("timeout", 0),
-            shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
+            shard_map_psum=("not found", 0), fixed_pmap_port=PASSED,
             pmean_update_step=("not found", 0)),
     student("dee", halo_difference=("not found", 0), distributed_dot=("not attempted", 0),
-            shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
+            shard_map_psum=("not found", 0), fixed_pmap_port=PASSED,
             pmean_update_step=("not attempted", 0)),
 ]
 
@@ -50,7 +50,7 @@ def test_failure_rates_count_only_students_who_handed_the_exercise_in():
         Tally("pmean_update_step", passed=0, partial=0, failed=1, absent=3),
         Tally("halo_difference", passed=1, partial=1, failed=1, absent=1),
         Tally("distributed_dot", passed=2, partial=0, failed=1, absent=1),
-        Tally("pmap_scaled_sum", passed=4, partial=0, failed=0, absent=0),
+        Tally("fixed_pmap_port", passed=4, partial=0, failed=0, absent=0),
     ]
     rates = [t.failure_rate for t in summary.tallies(CLASS)]
     assert rates == [1.0, 2 / 3, 1 / 3, 0.0]
@@ -87,7 +87,7 @@ def test_the_markdown_table_gives_every_count():
         "| `pmean_update_step` | 1 | 0 | 0 | 3 | 100% |",
         "| `halo_difference` | 1 | 1 | 1 | 1 | 67% |",
         "| `distributed_dot` | 1 | 0 | 2 | 1 | 33% |",
-        "| `pmap_scaled_sum` | 0 | 0 | 4 | 0 | 0% |",
+        "| `fixed_pmap_port` | 0 | 0 | 4 | 0 | 0% |",
     ]
 
 

@@ -59,45 +59,80 @@ def sums_over_an_axis_the_mesh_does_not_have(x):
                          in_specs=P("data"), out_specs=P())(x)
 
 
-# --- pmap_scaled_sum ------------------------------------------------------------------------
-@mistake("pmap_scaled_sum", hints.HINT_FORGOT_DOUBLING)
-def forgets_to_double(data):
-    return jax.pmap(lambda row: jax.lax.psum(row, "devices"), axis_name="devices")(data)
+# --- fixed_pmap_port ------------------------------------------------------------------------
+def centre(rows, w):
+    h = rows @ w
+    return h - jax.lax.pmean(h.mean(axis=0), "batch")
 
 
-@mistake("pmap_scaled_sum", hints.HINT_PMAP_FORGOT_PSUM)
-def doubles_without_psum(data):
-    return jax.pmap(lambda row: 2.0 * row, axis_name="devices")(data)
+def batch_mesh() -> Mesh:
+    return Mesh(np.array(jax.devices()), ("batch",))
 
 
-def doubled_total(row):
-    return jax.lax.psum(row * 2.0, "devices")
+@mistake("fixed_pmap_port", hints.HINT_PORT_DEVICE_AXIS)
+def keeps_the_reshape_to_one_block_per_device(x, w):
+    per_device = x.reshape(jax.device_count(), -1, x.shape[1])
+    out = jax.shard_map(centre, mesh=batch_mesh(), in_specs=(P("batch"), P()),
+                        out_specs=P("batch"))(per_device, w)
+    return out.reshape(x.shape[0], -1)
 
 
-@mistake("pmap_scaled_sum", common.HINT_PMAP_INPUT)
-def places_the_rows_on_the_first_device_first(data):
-    return jax.pmap(doubled_total, axis_name="devices")(jax.device_put(data, jax.devices()[0]))
+@mistake("fixed_pmap_port", hints.HINT_PORT_STACKED_ROWS)
+def returns_one_slice_per_device_as_pmap_did(x, w):
+    def centre_block(block, w):  # the (1, N / n, k) block handled right, but left stacked
+        h = block @ w
+        return h - jax.lax.pmean(h.mean(axis=(0, 1)), "batch")
+
+    per_device = x.reshape(jax.device_count(), -1, x.shape[1])
+    return jax.shard_map(centre_block, mesh=batch_mesh(), in_specs=(P("batch"), P()),
+                         out_specs=P("batch"))(per_device, w)
 
 
-@mistake("pmap_scaled_sum", common.HINT_PMAP_INPUT)
-def replicates_the_rows_on_a_mesh_first(data):
-    everywhere = jax.device_put(data, NamedSharding(data_mesh(), P()))
-    return jax.pmap(doubled_total, axis_name="devices")(everywhere)
+@mistake("fixed_pmap_port", hints.HINT_PORT_NO_PMEAN)
+def centres_each_block_by_its_own_mean(x, w):
+    def own(rows, w):
+        h = rows @ w
+        return h - h.mean(axis=0)
+
+    return jax.shard_map(own, mesh=batch_mesh(), in_specs=(P("batch", None), P()),
+                         out_specs=P("batch", None))(x, w)
 
 
-@mistake("pmap_scaled_sum", common.HINT_PMAP_SQUEEZE)
-def maps_over_more_rows_than_devices(data):
-    return jax.pmap(doubled_total, axis_name="devices")(jnp.concatenate([data, data]))
+@mistake("fixed_pmap_port", hints.HINT_PORT_LAYOUT)
+def gathers_the_result_onto_every_device(x, w):
+    out = jax.shard_map(centre, mesh=batch_mesh(), in_specs=(P("batch", None), P()),
+                        out_specs=P("batch", None))(x, w)
+    return jax.device_put(out, NamedSharding(batch_mesh(), P()))
 
 
-@mistake("pmap_scaled_sum", hints.HINT_NOT_PER_DEVICE)
-def sums_on_the_host(data):
-    return 2.0 * data.sum(axis=0)
+@mistake("fixed_pmap_port", common.HINT_PMAP_INPUT)
+def hands_in_the_pmap_code(x, w):
+    per_device = x.reshape(jax.local_device_count(), -1, x.shape[1])
+    out = jax.pmap(centre, axis_name="batch", in_axes=(0, None))(per_device, w)
+    return out.reshape(x.shape[0], -1)
 
 
-@mistake("pmap_scaled_sum", common.HINT_AXIS_NAME)
-def psums_over_another_name_than_pmaps(data):
-    return jax.pmap(lambda row: jax.lax.psum(2.0 * row, "i"), axis_name="devices")(data)
+@mistake("fixed_pmap_port", common.HINT_PMAP_SQUEEZE)
+def maps_pmap_over_the_whole_batch(x, w):
+    out = jax.pmap(centre, axis_name="batch", in_axes=(0, None))(jnp.asarray(x), w)
+    return out.reshape(x.shape[0], -1)
+
+
+@mistake("fixed_pmap_port", common.HINT_AXIS_NAME, also=(common.HINT_PMAP_INPUT,))
+def pmaps_with_another_name_than_its_pmean(x, w):
+    def centre_over_devices(rows, w):
+        h = rows @ w
+        return h - jax.lax.pmean(h.mean(axis=0), "devices")
+
+    per_device = x.reshape(jax.local_device_count(), -1, x.shape[1])
+    out = jax.pmap(centre_over_devices, axis_name="batch", in_axes=(0, None))(per_device, w)
+    return out.reshape(x.shape[0], -1)
+
+
+@mistake("fixed_pmap_port", common.HINT_DOES_NOT_DIVIDE)
+def splits_w_as_well(x, w):
+    return jax.shard_map(centre, mesh=batch_mesh(), in_specs=(P("batch", None), P("batch")),
+                         out_specs=P("batch", None))(x, w)
 
 
 # --- distributed_dot ------------------------------------------------------------------------
