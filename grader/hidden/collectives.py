@@ -16,6 +16,7 @@ from grader.framework.probes import hlo_collectives, program_summary, trailing
 from grader.hints import collectives as hints
 from grader.public.collectives import (
     HALO_HINTS,
+    MOMENTS,
     MOVES_ALL_TO_ALL,
     ONLY_PERMUTES,
     PORT_FIXED,
@@ -26,6 +27,8 @@ from grader.public.collectives import (
     a2a_layout,
     a2a_shape,
     all_reduce_kinds,
+    all_reduces_in_hlo,
+    all_reduces_once,
     always,
     centred_on,
     cumsum_context,
@@ -38,6 +41,7 @@ from grader.public.collectives import (
     grid_mesh,
     halo_context,
     local_max,
+    moments_of,
     no_abs,
     normalize_context,
     one_row_per_device,
@@ -59,6 +63,7 @@ from grader.public.collectives import (
     step_context,
     sums_over_only,
     takes_a_maximum,
+    with_gaps,
 )
 
 
@@ -66,25 +71,26 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-# --- shard_map_psum -----------------------------------------------------------------------
-@case("shard_map_psum", hidden=True)
-def sums_a_vector_of_odd_length(fn):
-    return {"result": fn(jnp.asarray(_rng(10).normal(size=7).astype(np.float32)))}
+# --- nan_mean_var -------------------------------------------------------------------------
+@case("nan_mean_var", hidden=True, judge=MOMENTS)
+def moments_of_a_vector_without_gaps(fn):
+    return moments_of(fn, with_gaps(4, seed=12, offset=2.0, gaps=0.0))
 
 
-@case("shard_map_psum", hidden=True)
-def sums_a_single_element(fn):
-    return {"result": fn(jnp.array([-2.5]))}
+@case("nan_mean_var", hidden=True, judge=MOMENTS)
+def moments_with_a_block_that_holds_only_nans(fn):
+    return moments_of(fn, with_gaps(3, seed=13, offset=-1.0, empty_first_block=True))
 
 
-@case("shard_map_psum", hidden=True)
-def sums_a_thousand_integers_exactly(fn):
-    return {"result": fn(jnp.arange(1000.0))}
+@case("nan_mean_var", hidden=True, judge=MOMENTS)
+def moments_of_a_vector_already_split_over_data(fn):
+    x = with_gaps(5, seed=14, gaps=0.4)
+    return moments_of(fn, x, split_over_devices(x, P("data")))
 
 
-@case("shard_map_psum", hidden=True, judge=runs_on_mesh)
-def uses_a_one_device_mesh_named_data(fn):
-    return program_summary(fn, jnp.arange(4.0))
+@case("nan_mean_var", hidden=True, judge=all_reduces_once)
+def all_reduces_once_on_a_longer_vector(fn):
+    return all_reduces_in_hlo(fn, jnp.asarray(with_gaps(16, seed=15, offset=3.0)))
 
 
 # --- fixed_pmap_port ------------------------------------------------------------------------

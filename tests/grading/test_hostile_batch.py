@@ -30,7 +30,7 @@ from grader.framework import cases
 from grader.workers import confine, sandbox
 
 FIXTURES = ROOT / "tests" / "submissions"
-BASE_EXERCISES = ("shard_map_psum", "fixed_pmap_port", "distributed_dot", "pmean_update_step",
+BASE_EXERCISES = ("nan_mean_var", "fixed_pmap_port", "distributed_dot", "pmean_update_step",
                   "halo_difference")
 
 # distributed_dot's tests of how it computes (its jaxpr and its compiled code), and what the
@@ -39,9 +39,9 @@ HOW_DOT_COMPUTES = {c.name for c in cases.for_exercise("distributed_dot")
                     if c.judge.__qualname__.split(".")[0] in ("compiles_to", "runs_on_mesh")}
 DOT_RESULTS = sum(c.points for c in cases.for_exercise("distributed_dot")
                   if c.name not in HOW_DOT_COMPUTES)
-# What shard_map_psum's tests of its result are worth (the others: how it computes).
-PSUM_RESULTS = sum(c.points for c in cases.for_exercise("shard_map_psum")
-                   if c.judge.__qualname__.split(".")[0] not in ("traces", "runs_on_mesh"))
+# What nan_mean_var's tests of its result are worth (the others: how it computes).
+MOMENTS_RESULTS = sum(c.points for c in cases.for_exercise("nan_mean_var")
+                      if c.judge.__qualname__ != "all_reduces_once")
 # fixture -> {exercise: (points, status)}; every exercise not listed must get full marks.
 OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "exits-with-sys-exit-in-halo-difference": {"halo_difference": (0, "failed")},
@@ -73,8 +73,8 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
                                                                            "partial")},
     "rewrites-the-workers-locals-with-a-trace-function-in-dot": {
         "distributed_dot": (DOT_RESULTS, "partial")},
-    "traces-a-decoy-one-device-psum-and-sums-on-the-host": {"shard_map_psum": (PSUM_RESULTS,
-                                                                              "partial")},
+    "traces-a-decoy-psum-of-moments-and-computes-them-on-the-host": {
+        "nan_mean_var": (MOMENTS_RESULTS, "partial")},
     "adds-a-psum-that-carries-nothing-to-a-replicated-dot": {"distributed_dot": (DOT_RESULTS,
                                                                                  "partial")},
     "hands-in-a-program-that-never-ends-for-dot": {"distributed_dot": (DOT_RESULTS,
@@ -119,8 +119,8 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
          "pmean_update_step": "`pmean_update_step` raised an error"}, ()),
     "holds-memory-in-children-beyond-the-cap-in-halo-difference": (
         {"halo_difference": "four children could not hold 6 GiB together"}, ()),
-    "traces-a-decoy-one-device-psum-and-sums-on-the-host": (
-        {"shard_map_psum": "its result differs from the reference's"}, ()),
+    "traces-a-decoy-psum-of-moments-and-computes-them-on-the-host": (
+        {"nan_mean_var": "result 1 differs from the reference's"}, ()),
     "adds-a-psum-that-carries-nothing-to-a-replicated-dot": (
         {"distributed_dot": "so that all-reduce carries nothing"}, ()),
     "hands-in-a-program-that-never-ends-for-dot": (
@@ -489,8 +489,8 @@ def test_magics_and_cell_magics_do_not_break_a_notebook(graded):
     """Do %magics and ! lines do nothing, while a %%time cell still defines its function?"""
     student = graded["magics-shell-lines-and-cell-magics-around-psum"]
     assert student["problems"] == []
-    psum = student["exercises"]["shard_map_psum"]
-    assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
+    moments = student["exercises"]["nan_mean_var"]
+    assert moments["points"] == moments["max_points"] == max_points("nan_mean_var")
     assert student["exercises"]["halo_difference"]["status"] == "not found"
 
 
@@ -601,8 +601,8 @@ def test_a_syntax_error_costs_only_the_function_of_its_cell(graded):
     student = graded["has-a-syntax-error-in-the-halo-cell"]
     [problem] = student["problems"]
     assert "SyntaxError" in problem and "line 1" in problem, problem
-    psum = student["exercises"]["shard_map_psum"]
-    assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
+    moments = student["exercises"]["nan_mean_var"]
+    assert moments["points"] == moments["max_points"] == max_points("nan_mean_var")
     ring = student["exercises"]["halo_difference"]
     assert (ring["points"], ring["status"]) == (0, "not found")
 

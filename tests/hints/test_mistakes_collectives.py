@@ -31,32 +31,132 @@ def ring(n: int) -> list[tuple[int, int]]:
     return [(i, (i + 1) % n) for i in range(n)]
 
 
-# --- shard_map_psum -------------------------------------------------------------------------
-@mistake("shard_map_psum", common.HINT_NOT_REPLICATED)
-def sums_without_psum(x):
-    mesh = Mesh(jax.devices()[:1], ("data",))
-    return jax.shard_map(jnp.sum, mesh=mesh, in_specs=P("data"), out_specs=P())(x)
+# --- nan_mean_var ---------------------------------------------------------------------------
+def moments_with(body, **options):
+    """shard_map of ``body`` over every device, x split over 'data', two replicated results."""
+    return lambda x: jax.shard_map(body, mesh=data_mesh(), in_specs=P("data"),
+                                   out_specs=(P(), P()), **options)(x)
 
 
-@mistake("shard_map_psum", hints.HINT_MISSING_PSUM)
-def silences_the_check_instead_of_adding_a_psum(x):
-    mesh = Mesh(jax.devices()[:1], ("data",))
-    return jax.shard_map(jnp.sum, mesh=mesh, in_specs=P("data"), out_specs=P(),
-                         check_vma=False)(x)
+def present_and_zeroed(block):
+    present = ~jnp.isnan(block)
+    return present, jnp.where(present, block, 0.0)
 
 
-@mistake("shard_map_psum", common.HINT_SPEC_TOO_LONG)
+@mistake("nan_mean_var", hints.HINT_MOMENTS_NAN)
+def adds_the_missing_entries_in(x):
+    def moments(block):
+        count, total, squares = jax.lax.psum(
+            (jnp.ones_like(block).sum(), block.sum(), (block * block).sum()), "data")
+        return total / count, squares / count - (total / count) ** 2
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_LENGTH)
+def divides_by_the_length_of_x(x):
+    def moments(block):
+        _, values = present_and_zeroed(block)
+        total, squares = jax.lax.psum((values.sum(), (values * values).sum()), "data")
+        mean = total / x.shape[0]
+        return mean, squares / x.shape[0] - mean * mean
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_SAMPLE)
+def takes_the_sample_variance(x):
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        count, total, squares = jax.lax.psum(
+            (present.sum().astype(x.dtype), values.sum(), (values * values).sum()), "data")
+        mean = total / count
+        return mean, (squares - count * mean * mean) / (count - 1)
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_MEAN_OF_MEANS, also=(hints.HINT_MOMENTS_ROUNDS,))
+def averages_the_blocks_own_means(x):
+    def moments(block):
+        mean = jax.lax.pmean(jnp.nanmean(block), "data")
+        return mean, jax.lax.pmean(jnp.nanmean((block - mean) ** 2), "data")
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_ROUNDS)
+def takes_the_mean_before_the_deviations(x):
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        count, total = jax.lax.psum((present.sum().astype(x.dtype), values.sum()), "data")
+        mean = total / count
+        deviations = jnp.where(present, block - mean, 0.0)
+        return mean, jax.lax.psum((deviations * deviations).sum(), "data") / count
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_DTYPES)
+def counts_in_integers(x):
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        count, total, squares = jax.lax.psum(
+            (present.sum(), values.sum(), (values * values).sum()), "data")
+        mean = total / count
+        return mean, squares / count - mean * mean
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_VALUES)
+def psums_the_blocks_before_summing_them(x):
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        counts, totals, squares = jax.lax.psum(
+            (present.astype(x.dtype), values, values * values), "data")
+        mean = totals.sum() / counts.sum()
+        return mean, squares.sum() / counts.sum() - mean * mean
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", common.HINT_SPEC_TOO_LONG)
 def gives_a_1d_array_a_2d_spec(x):
-    mesh = Mesh(jax.devices()[:1], ("data",))
-    return jax.shard_map(lambda b: jax.lax.psum(jnp.sum(b), "data"), mesh=mesh,
-                         in_specs=P("data", None), out_specs=P())(x)
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        count, total, squares = jax.lax.psum(
+            (present.sum().astype(x.dtype), values.sum(), (values * values).sum()), "data")
+        return total / count, squares / count - (total / count) ** 2
+
+    return jax.shard_map(moments, mesh=data_mesh(), in_specs=P("data", None),
+                         out_specs=(P(), P()))(x)
 
 
-@mistake("shard_map_psum", common.HINT_AXIS_NAME_SILENT)
-def sums_over_an_axis_the_mesh_does_not_have(x):
-    mesh = Mesh(jax.devices()[:1], ("data",))
-    return jax.shard_map(lambda b: jax.lax.psum(jnp.sum(b), "devices"), mesh=mesh,
-                         in_specs=P("data"), out_specs=P())(x)
+@mistake("nan_mean_var", hints.HINT_MOMENTS_GATHERS)
+def gathers_x_onto_every_device(x):
+    def moments(block):
+        whole = jax.lax.all_gather(block, "data", tiled=True)
+        return jnp.nanmean(whole), jnp.nanvar(whole)
+
+    # every device computes the same from the whole of x, which check_vma cannot tell
+    return moments_with(moments, check_vma=False)(x)
+
+
+@mistake("nan_mean_var", common.HINT_NOT_REPLICATED)
+def returns_each_blocks_own_moments(x):
+    return moments_with(lambda block: (jnp.nanmean(block), jnp.nanvar(block)))(x)
+
+
+@mistake("nan_mean_var", hints.HINT_FORGOT_PSUM, also=(hints.HINT_MOMENTS_NO_PSUM,))
+def silences_the_check_instead_of_adding_a_psum(x):
+    return moments_with(lambda block: (jnp.nanmean(block), jnp.nanvar(block)),
+                        check_vma=False)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_LAYOUT)
+def brings_the_moments_to_the_first_device(x):
+    return tuple(jax.device_put(m, jax.devices()[0]) for m in CORRECT["nan_mean_var"](x))
 
 
 # --- fixed_pmap_port ------------------------------------------------------------------------

@@ -19,7 +19,7 @@ def answer_for_the_worker():
         flush()
 
 
-def shard_map_psum(*args):
+def nan_mean_var(*args):
     answer_for_the_worker()
 
 
