@@ -23,7 +23,7 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
     where they all pass, run them on the grader's other device counts as well, in a process
     of CPU devices of its own (:mod:`grader.check_elsewhere`).
 
-    Pass the function you wrote (``check(shard_map_psum)``). Inside the grader this does
+    Pass the function you wrote (``check(nan_mean_var)``). Inside the grader this does
     nothing and returns None: grading never depends on it.
     """
     if os.environ.get(WORKER_ENV):

@@ -129,9 +129,10 @@ EXERCISES: tuple[Exercise, ...] = (
     ),
     # --- lesson 03_collectives ---
     Exercise(
-        "shard_map_psum",
+        "nan_mean_var",
         lesson="03_collectives",
-        summary="Sum a vector inside jax.shard_map on a 1-device mesh, with an explicit psum.",
+        summary="Mean and variance of the non-NaN entries of a split vector: one psum of a pytree.",
+        all_devices=True,
     ),
     Exercise(
         "distributed_dot",
@@ -152,9 +153,9 @@ EXERCISES: tuple[Exercise, ...] = (
         all_devices=True,
     ),
     Exercise(
-        "pmap_scaled_sum",
+        "fixed_pmap_port",
         lesson="03_collectives",
-        summary="Legacy jax.pmap over all local devices: each device doubles its row, then a psum.",
+        summary="Find and fix a line-by-line shard_map port of pmap code: blocks, P(), no reshape.",
         all_devices=True,
     ),
     Exercise(

@@ -11,17 +11,36 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 
-def shard_map_psum(x):
-    mesh = Mesh(np.array(jax.devices()[:1]), ("data",))
+def nan_mean_var(x):
+    # the three totals stacked into one vector, on an Explicit mesh
+    mesh = jax.make_mesh((jax.device_count(),), ("data",))
 
-    def block_total(block):
-        return jax.lax.psum(block.sum(), axis_name="data")
+    def moments(block):
+        present = jnp.isfinite(block)
+        kept = jnp.where(present, block, 0)
+        count, total, squares = jax.lax.psum(
+            jnp.stack([jnp.sum(present, dtype=block.dtype), jnp.sum(kept), jnp.sum(kept ** 2)]),
+            "data")
+        mean = total / count
+        return mean, squares / count - mean ** 2
 
-    return jax.shard_map(block_total, mesh=mesh, in_specs=P("data"), out_specs=P())(x)
+    placed = jax.reshard(x, NamedSharding(mesh, P("data")))
+    return jax.shard_map(moments, mesh=mesh, in_specs=P("data"), out_specs=(P(), P()))(placed)
 
 
-def pmap_scaled_sum(data):
-    return jax.pmap(lambda row: jax.lax.psum(2.0 * row, "devices"), axis_name="devices")(data)
+def fixed_pmap_port(x, w):
+    # the port kept closer to the pmap code: its reshape, with the block's device axis read
+    mesh = jax.make_mesh((jax.device_count(),), ("batch",))
+    per_device = jax.reshard(x.reshape(jax.device_count(), -1, x.shape[1]),
+                             NamedSharding(mesh, P("batch")))
+
+    def centre(block, w):  # (1, N / n, k): the rows are axis 1
+        h = block[0] @ w
+        return (h - jax.lax.pmean(jnp.mean(h, axis=0), "batch"))[None]
+
+    out = jax.shard_map(centre, mesh=mesh, in_specs=(P("batch"), P()),
+                        out_specs=P("batch"))(per_device, jax.reshard(w, NamedSharding(mesh, P())))
+    return jax.reshard(out.reshape(x.shape[0], -1), NamedSharding(mesh, P("batch", None)))
 
 
 def distributed_dot(v1, v2):
@@ -136,8 +155,8 @@ def row_group_sums(x, mesh):
 CORRECT = {
     fn.__name__: fn
     for fn in (
-        shard_map_psum,
-        pmap_scaled_sum,
+        nan_mean_var,
+        fixed_pmap_port,
         distributed_dot,
         pmean_update_step,
         halo_difference,

@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import whole_on_every_device
-from alternatives import CORRECT, shard_map_psum
+from alternatives import CORRECT, nan_mean_var
 from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
@@ -172,12 +172,12 @@ def test_check_fails_a_collective_that_carries_nothing_as_the_grader_does():
 
 
 def test_forgetting_to_return_fails_instead_of_crashing_check():
-    """Does a pmap_scaled_sum that returns None fail its tests rather than make check raise?"""
+    """Does a fixed_pmap_port that returns None fail its tests rather than make check raise?"""
 
-    def pmap_scaled_sum(data):
-        jax.pmap(lambda row: jax.lax.psum(2.0 * row, "devices"), axis_name="devices")(data)
+    def fixed_pmap_port(x, w):
+        x @ w - (x @ w).mean(axis=0)
 
-    result = check(pmap_scaled_sum)
+    result = check(fixed_pmap_port)
     assert result.status == msg.FAILED and result.points == 0
     assert "None" in result.first_failure.got
 
@@ -185,28 +185,29 @@ def test_forgetting_to_return_fails_instead_of_crashing_check():
 def test_an_error_is_reported_with_its_type_and_message():
     """Does an exception in the student's function become an error naming it, not a raise?"""
 
-    def shard_map_psum(x):
+    def nan_mean_var(x):
         raise ZeroDivisionError("the block was empty")
 
-    result = check(shard_map_psum)
+    result = check(nan_mean_var)
     assert result.points == 0
     assert all(t.status == msg.ERROR for t in result.tests)
     assert "ZeroDivisionError" in result.message and "the block was empty" in result.message
 
 
 def test_a_shard_map_without_its_psum_is_told_jaxs_whole_reason():
-    """Leaving the psum out of shard_map_psum makes JAX refuse out_specs=P(): does check show
+    """Leaving the psum out of nan_mean_var makes JAX refuse out_specs=P(): does check show
     the whole of JAX's message (the explanation comes after its first colon) without the
     names of JAX's own functions, and the hint to all-reduce first?"""
 
-    def shard_map_psum(x):
-        mesh = Mesh(jax.devices()[:1], ("data",))
-        return jax.shard_map(jnp.sum, mesh=mesh, in_specs=P("data"), out_specs=P())(x)
+    def nan_mean_var(x):
+        mesh = Mesh(jax.devices(), ("data",))
+        return jax.shard_map(lambda b: (jnp.nanmean(b), jnp.nanvar(b)), mesh=mesh,
+                             in_specs=P("data"), out_specs=(P(), P()))(x)
 
-    result = check(shard_map_psum)
+    result = check(nan_mean_var)
     assert result.points == 0 and result.first_failure.status == msg.ERROR
     said = result.message
-    assert "given the mesh: The mesh given has shape (1,)" in said
+    assert f"given the mesh: The mesh given has shape ({jax.device_count()},)" in said
     assert "could not infer replication" in said and "check_vma=False" in said
     assert "_rem_singleton" not in said and "\n" not in said
     assert result.hint == common.HINT_NOT_REPLICATED
@@ -219,38 +220,45 @@ def test_a_shard_map_without_its_psum_is_told_jaxs_whole_reason():
 ])
 def test_an_error_message_is_one_readable_line(shown, text):
     """Does a message lose JAX's footer and internal names, and keep every paragraph?"""
-    def shard_map_psum(x):
+    def nan_mean_var(x):
         raise ValueError(text)
 
-    assert check(shard_map_psum).message == f"`shard_map_psum` raised ValueError: {shown}"
+    assert check(nan_mean_var).message == f"`nan_mean_var` raised ValueError: {shown}"
 
 
 def test_a_long_error_message_is_cut_after_a_whole_sentence():
     """Is a message longer than a screenful cut at a sentence's end, and said to be cut?"""
     sentence = "This sentence explains one more thing about the error. "
 
-    def shard_map_psum(x):
+    def nan_mean_var(x):
         raise ValueError(sentence * 40)
 
-    said = check(shard_map_psum).message
+    said = check(nan_mean_var).message
     assert 300 < len(said) < 800 and said.endswith("error. ...")
 
 
-def test_a_kernel_with_other_devices_than_the_grader_is_told_so():
+def test_a_kernel_with_other_devices_than_the_grader_is_told_so(tmp_path):
     """On a kernel whose set-up cell did not give it 8 devices, does check run the public
     tests on the kernel's device and on the grader's counts, or, where it stops at a failure
     on the kernel's, say on how many devices the grader runs that exercise?"""
+    # lesson 1's is_congruent, graded on 8 devices only, from a file (check sends its source)
+    (tmp_path / "lesson_1.py").write_text(
+        "def is_congruent(x_shape, sharding_shape):\n"
+        "    return len(x_shape) == len(sharding_shape) and all(\n"
+        "        size % blocks == 0 for size, blocks in zip(x_shape, sharding_shape))\n")
     code = ("import jax\njax.config.update('jax_num_cpu_devices', 1)\n"
+            f"import sys\nsys.path.insert(0, {str(tmp_path)!r})\n"
+            "from lesson_1 import is_congruent\n"
             "from alternatives import CORRECT\nfrom grader.check import check\n"
-            "for name in ('shard_map_psum', 'halo_difference'):\n"
-            "    print(check(CORRECT[name]))\n    print(check(CORRECT[name])._repr_html_())\n"
+            "for fn in (is_congruent, CORRECT['halo_difference']):\n"
+            "    print(check(fn))\n    print(check(fn)._repr_html_())\n"
             "def halo_difference(x):\n    raise ValueError('not on one device')\n"
             "print(check(halo_difference))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, check=True, cwd=Path(__file__).parent)
     said = done.stdout
-    assert "shard_map_psum: passed" in said and "halo_difference: passed" in said
-    assert said.count("[8, 1 devices]: passed") == 2  # shard_map_psum: graded on 8 only
+    assert "is_congruent: passed" in said and "halo_difference: passed" in said
+    assert said.count("[8, 1 devices]: passed") == 1  # is_congruent's test: graded on 8 only
     assert said.count("[8, 2, 1 devices]: passed") == 2  # halo_difference: all counts
     assert said.count("checked on this kernel's 1 device(s)") == 1  # the failure here
     assert "the grader runs this exercise on 8 and 2 devices" in said
@@ -267,16 +275,16 @@ def test_missing_expected_values_are_explained(monkeypatch):
     """Without stored expected values for this device count, is each test an error that
     says so, instead of a crash?"""
     monkeypatch.setattr(expected, "load", lambda: {})
-    result = check(shard_map_psum)
+    result = check(nan_mean_var)
     assert result.points == 0 and result.tests
     assert all(t.status == msg.ERROR and "no expected values" in t.message for t in result.tests)
 
 
 # --- misuse ---------------------------------------------------------------------------------
 def test_passing_the_name_as_a_string_is_a_type_error():
-    """Does check('shard_map_psum') ask for the function itself?"""
-    with pytest.raises(TypeError, match=r"check\(shard_map_psum\)"):
-        check("shard_map_psum")
+    """Does check('nan_mean_var') ask for the function itself?"""
+    with pytest.raises(TypeError, match=r"check\(nan_mean_var\)"):
+        check("nan_mean_var")
 
 
 @pytest.mark.parametrize("what", ["not_an_exercise", "Shard_Map_Psum", ""])
@@ -337,14 +345,15 @@ def test_html_escapes_what_the_student_raised():
 def test_text_shows_yours_next_to_expected():
     """Does str() of a failed result show the student's value and the expected one?"""
 
-    def pmap_scaled_sum(data):
-        return 2.0 * data.sum(axis=0)  # one row instead of one per device
+    def fixed_pmap_port(x, w):
+        h = x @ w  # stacked one slice per device, as pmap returns it
+        return (h - h.mean(axis=0)).reshape(jax.device_count(), -1, w.shape[1])
 
-    text = str(check(pmap_scaled_sum))
-    assert text.startswith("pmap_scaled_sum: failed")
+    text = str(check(fixed_pmap_port))
+    assert text.startswith("fixed_pmap_port: failed")
     assert "FAIL" in text
     assert "yours:" in text and "expected:" in text
-    assert collectives.HINT_NOT_PER_DEVICE in text
+    assert collectives.HINT_PORT_STACKED_ROWS in text
 
 
 def test_text_of_a_passing_result_has_no_comparison(correct_results):

@@ -16,8 +16,10 @@ from grader.framework.probes import hlo_collectives, program_summary, trailing
 from grader.hints import collectives as hints
 from grader.public.collectives import (
     HALO_HINTS,
+    MOMENTS,
     MOVES_ALL_TO_ALL,
     ONLY_PERMUTES,
+    PORT_FIXED,
     PORT_HINTS,
     ROW_SUMS,
     SCATTERED_COLUMNS,
@@ -25,9 +27,13 @@ from grader.public.collectives import (
     a2a_layout,
     a2a_shape,
     all_reduce_kinds,
+    all_reduces_in_hlo,
+    all_reduces_once,
     always,
+    centred_on,
     cumsum_context,
     dot_inputs,
+    features,
     forgot_psum,
     gathered_per_device,
     gathers_block_totals_only,
@@ -35,10 +41,9 @@ from grader.public.collectives import (
     grid_mesh,
     halo_context,
     local_max,
+    moments_of,
     no_abs,
     normalize_context,
-    not_doubled,
-    not_per_device,
     one_row_per_device,
     own_total,
     partial_sums,
@@ -49,7 +54,6 @@ from grader.public.collectives import (
     ring_steps,
     row_split_matrix,
     row_sums_on,
-    rows_not_summed,
     scatter_groups,
     scattered_on,
     sends_edges_only,
@@ -59,6 +63,7 @@ from grader.public.collectives import (
     step_context,
     sums_over_only,
     takes_a_maximum,
+    with_gaps,
 )
 
 
@@ -66,53 +71,45 @@ def _rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-# --- shard_map_psum -----------------------------------------------------------------------
-@case("shard_map_psum", hidden=True)
-def sums_a_vector_of_odd_length(fn):
-    return {"result": fn(jnp.asarray(_rng(10).normal(size=7).astype(np.float32)))}
+# --- nan_mean_var -------------------------------------------------------------------------
+@case("nan_mean_var", hidden=True, judge=MOMENTS)
+def moments_of_a_vector_without_gaps(fn):
+    return moments_of(fn, with_gaps(4, seed=12, offset=2.0, gaps=0.0))
 
 
-@case("shard_map_psum", hidden=True)
-def sums_a_single_element(fn):
-    return {"result": fn(jnp.array([-2.5]))}
+@case("nan_mean_var", hidden=True, judge=MOMENTS)
+def moments_with_a_block_that_holds_only_nans(fn):
+    return moments_of(fn, with_gaps(3, seed=13, offset=-1.0, empty_first_block=True))
 
 
-@case("shard_map_psum", hidden=True)
-def sums_a_thousand_integers_exactly(fn):
-    return {"result": fn(jnp.arange(1000.0))}
+@case("nan_mean_var", hidden=True, judge=MOMENTS)
+def moments_of_a_vector_already_split_over_data(fn):
+    x = with_gaps(5, seed=14, gaps=0.4)
+    return moments_of(fn, x, split_over_devices(x, P("data")))
 
 
-@case("shard_map_psum", hidden=True, judge=runs_on_mesh)
-def uses_a_one_device_mesh_named_data(fn):
-    return program_summary(fn, jnp.arange(4.0))
+@case("nan_mean_var", hidden=True, judge=all_reduces_once)
+def all_reduces_once_on_a_longer_vector(fn):
+    return all_reduces_in_hlo(fn, jnp.asarray(with_gaps(16, seed=15, offset=3.0)))
 
 
-# --- pmap_scaled_sum ----------------------------------------------------------------------
-@case("pmap_scaled_sum", hidden=True, hints=[not_per_device, not_doubled, rows_not_summed])
-def random_rows(fn):
-    n = jax.device_count()
-    data = _rng(20).normal(size=(n, 5)).astype(np.float32)
-    return {"result": fn(jnp.asarray(data)), "_doubled_rows": 2 * data}
+# --- fixed_pmap_port ------------------------------------------------------------------------
+@case("fixed_pmap_port", hidden=True, judge=PORT_FIXED)
+def centres_a_plain_batch(fn):
+    x, w, context = features(4, 5, 3, seed=22)
+    return centred_on(fn, jnp.asarray(x), jnp.asarray(w), context)
 
 
-@case("pmap_scaled_sum", hidden=True, hints=[not_per_device, not_doubled, rows_not_summed])
-def rows_that_are_matrices(fn):
-    n = jax.device_count()
-    data = np.arange(n * 6, dtype=np.float32).reshape(n, 2, 3)
-    return {"result": fn(jnp.asarray(data)), "_doubled_rows": 2 * data}
+@case("fixed_pmap_port", hidden=True, judge=PORT_FIXED)
+def centres_a_batch_split_by_columns(fn):
+    x, w, context = features(1, 2 * jax.device_count(), 2, seed=23)
+    return centred_on(fn, split_over_devices(x, P(None, "data")), jnp.asarray(w), context)
 
 
-@case("pmap_scaled_sum", hidden=True,
-      judge=traces("psum", "devices", hints.HINT_MISSING_PSUM))
-def psums_over_the_devices_axis(fn):
-    n = jax.device_count()
-    return program_summary(fn, jnp.ones((n, 3)))
-
-
-@case("pmap_scaled_sum", hidden=True, judge=same("layout"))
-def leaves_one_row_on_each_device(fn):
-    n = jax.device_count()
-    return {"layout": layout(fn(jnp.ones((n, 3))))}
+@case("fixed_pmap_port", hidden=True, judge=runs_on_mesh)
+def shard_maps_over_the_batch_axis(fn):
+    x, w, _ = features(2, 3, 2, seed=24)
+    return program_summary(fn, jnp.asarray(x), jnp.asarray(w))
 
 
 # --- distributed_dot ----------------------------------------------------------------------

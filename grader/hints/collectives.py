@@ -21,13 +21,72 @@ MSG_HALO_RECEIVED = (
     "element from each neighbour"
 )
 MSG_SCATTER_GROUPS = "the reduce-scatters must combine the device groups {want}; found: {got}"
+MSG_REDUCED_VALUES = (
+    "the all-reduces of the compiled code carry {got} values per device; the mean needs {want}"
+)
+MSG_ALL_REDUCES = (
+    "the compiled program has {got} all-reduce(s); one psum of the count, the sum and the sum "
+    "of squares is {want}"
+)
+MSG_MOMENT_VALUES = (
+    "the all-reduces carry {got} values per device; the count, the sum and the sum of squares "
+    "are {want}"
+)
+MSG_MOMENTS_OTHERS = "the compiled program also has {got}; the three sums need one all-reduce"
 
-# --- hints of the first exercises (pmap_scaled_sum to halo_difference) --------------------
+# --- hints of the first exercises (nan_mean_var to fixed_pmap_port) ---------------------------
+HINT_MOMENTS_NAN = (
+    "The result is NaN: the missing entries were added in. Leave them out of all three sums: "
+    "present = ~jnp.isnan(block), then jnp.where(present, block, 0.0) before summing, and "
+    "count only the entries present."
+)
+HINT_MOMENTS_LENGTH = (
+    "The mean and the variance divide by the length of x, as if the missing entries were "
+    "zeros: divide by how many entries are present, a count each device makes of its own "
+    "block and the psum adds up with the two sums."
+)
+HINT_MOMENTS_SAMPLE = (
+    "The variance divides by the count minus one (np.nanvar(x, ddof=1)); the exercise asks for "
+    "np.nanvar(x), which divides by the count: squares / count - mean ** 2."
+)
+HINT_MOMENTS_MEAN_OF_MEANS = (
+    "The mean is the mean of the blocks' own means: a block with more entries present must "
+    "weigh more, and a block with none has no mean at all. Add up counts and sums over the "
+    "devices first, then divide: one psum of (count, total, squares)."
+)
+HINT_MOMENTS_ROUNDS = (
+    "The devices all-reduce more than once: a psum waits on the result of another (the mean "
+    "first, then the squares of the deviations from it). Sum the squares of the entries "
+    "themselves on each device and psum (count, total, squares) at once: the variance is "
+    "squares / count - mean ** 2."
+)
+HINT_MOMENTS_DTYPES = (
+    "The compiled program has one all-reduce per dtype: an integer count (the sum of a "
+    "boolean mask) travels apart from the float sums. Make the count a float like them "
+    "(.astype(block.dtype)), and one psum of the tuple adds all three in one all-reduce."
+)
+HINT_MOMENTS_VALUES = (
+    "The all-reduce carries more than the three numbers each device has to contribute: psum "
+    "its block's count, sum and sum of squares, not the block itself."
+)
+HINT_MOMENTS_GATHERS = (
+    "The compiled program gathers or moves blocks of x: a device needs only three numbers "
+    "from each of the others (the count, the sum and the sum of squares of its entries "
+    "present), which one jax.lax.psum adds up."
+)
+HINT_MOMENTS_NO_PSUM = (
+    "The compiled program communicates nothing: split x over 'data' with jax.shard_map "
+    "(in_specs=P('data')) and psum each block's count, sum and sum of squares."
+)
+HINT_MOMENTS_LAYOUT = (
+    "The values are right, but the mean and the variance must come back as jax arrays whole on "
+    "every device, as shard_map returns them with out_specs=(P(), P()): not as Python or "
+    "numpy numbers, nor on one device."
+)
 HINT_FORGOT_PSUM = (
     "The result equals what the first device computes on its own block: did you forget the "
     "psum that adds up the partial results of all devices?"
 )
-HINT_MISSING_PSUM = "The value is right, but no psum is traced: the all-reduce must be there."
 HINT_WRONG_DIRECTION = (
     "The edge elements went the wrong way round the ring: each block got its halos from the "
     "wrong neighbours. The element left of device i's block is device i - 1's last one, so "
@@ -51,15 +110,6 @@ HINT_PSUM_NOT_PMEAN = (
     "already adds up all devices' gradients, and the pmean averages n equal sums. Mark the "
     "params as varying before jax.grad, jax.lax.pcast(params, 'data_parallel_axis', "
     "to='varying'), or differentiate the pmean of the local losses."
-)
-HINT_FORGOT_DOUBLING = (
-    "The result is exactly half of what it should be: each device must double its row "
-    "(row * 2.0) before the psum adds the rows up."
-)
-HINT_PMAP_FORGOT_PSUM = (
-    "Each device returned its own doubled row: the rows were never added up. Call "
-    "jax.lax.psum(row * 2.0, 'devices') inside the pmapped function, with the axis_name you "
-    "gave jax.pmap."
 )
 HINT_RING_NO_WRAP = (
     "The first and last entries are computed as if zeros lay beyond the ends of x: the "
@@ -85,9 +135,26 @@ HINT_HALO_NO_PERMUTE = (
     "No element crosses between devices: inside jax.shard_map over 'data', the neighbours' "
     "edge elements have to be sent with jax.lax.ppermute."
 )
-HINT_NOT_PER_DEVICE = (
-    "The result must have one row per device (the leading axis of a pmap result), not a "
-    "single value."
+HINT_PORT_DEVICE_AXIS = (
+    "Each row was centred by the mean of the rows at its place on the other devices: "
+    "h.mean(axis=0) averaged over the device axis of length 1 that the reshape to (n, N / n, "
+    "k) put in front, and the pmean then added up whole blocks. pmap removed that axis; "
+    "shard_map keeps it. shard_map splits x by rows itself (in_specs P('batch', None)): drop "
+    "the reshape, and axis 0 of a block is the rows again, as under pmap."
+)
+HINT_PORT_NO_PMEAN = (
+    "Each device's rows were centred by their own mean: the devices never agreed on one. "
+    "Keep the jax.lax.pmean(..., 'batch') of the local means (every block has N / n rows, so "
+    "the mean of the means is the mean)."
+)
+HINT_PORT_STACKED_ROWS = (
+    "The result has pmap's shape (n, N / n, m), one slice per device. shard_map puts the "
+    "blocks together itself: with x split by rows (in_specs P('batch', None)) and "
+    "out_specs=P('batch', None) the result is (N, m) already, with no reshape before or after."
+)
+HINT_PORT_LAYOUT = (
+    "The values are right but the rows are not split over the devices: return the blocks "
+    "with out_specs=P('batch', None), instead of gathering or replicating them."
 )
 
 # --- hints of the exercises after halo_difference -----------------------------------------

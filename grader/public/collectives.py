@@ -4,6 +4,7 @@ grader runs them too. Inputs are built from the number of devices there are."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -21,7 +22,6 @@ from grader.framework.judge import (
     compiles_to,
     result_close_to,
     same,
-    traces,
 )
 from grader.framework.placement import layout, spec_of
 from grader.framework.probes import (
@@ -34,11 +34,6 @@ from grader.framework.probes import (
 from grader.hints import collectives as hints
 
 forgot_psum = result_close_to("_first_shard", hints.HINT_FORGOT_PSUM)
-not_per_device = Hint(lambda got, want: got["result"].ndim < want["result"].ndim,
-                      hints.HINT_NOT_PER_DEVICE)
-not_doubled = Hint(lambda got, want: close(got["result"], want["result"] / 2),
-                   hints.HINT_FORGOT_DOUBLING)
-rows_not_summed = result_close_to("_doubled_rows", hints.HINT_PMAP_FORGOT_PSUM)
 no_wrap = result_close_to("_no_wrap", hints.HINT_RING_NO_WRAP)
 wrong_direction = result_close_to("_backwards", hints.HINT_WRONG_DIRECTION)
 forgot_pmean = result_close_to("_one_device", hints.HINT_FORGOT_PMEAN)
@@ -94,23 +89,172 @@ def regression_batch(per_device: int, seed: int):
     return {"x": x, "y": y}
 
 
-# --- shard_map_psum -----------------------------------------------------------------------
-@case("shard_map_psum", hidden=False)
-def sums_three_values(fn):
-    return {"result": fn(jnp.array([1.0, 2.0, 3.0]))}
+# --- nan_mean_var: a mean and a variance from one psum of a pytree --------------------------
+@measure
+def all_reduces_in_hlo(program: Program) -> dict:
+    """The all-reduces of the compiled HLO, each as [the values one device hands it, their
+    dtypes], and the other collectives, by name."""
+    found = hlo.collectives_in_hlo(program.compiled)
+    return {"all_reduces": [[sum(math.prod(shape) for _, shape in c.operands),
+                             sorted({dtype for dtype, _ in c.operands})]
+                            for c in found if c.op == "all-reduce"],
+            "others": sorted(c.op for c in found if c.op != "all-reduce")}
 
 
-@case("shard_map_psum", hidden=False, judge=traces("psum", "data", hints.HINT_MISSING_PSUM))
-def traces_a_psum_over_data(fn):
-    return program_summary(fn, jnp.arange(5.0))
+def all_reduces_once(got: dict, want: dict) -> Verdict:
+    """A judge for :func:`all_reduces_in_hlo`: as many all-reduces as the reference's (one),
+    each carrying as many values (the count, the sum and the sum of squares), and no other
+    collective."""
+    others = [str(op) for op in got.get("others", [])]
+    if others:
+        return Verdict(False, hints.MSG_MOMENTS_OTHERS.format(got=", ".join(others)),
+                       hints.HINT_MOMENTS_GATHERS)
+    have, need = list(got.get("all_reduces", [])), list(want["all_reduces"])
+    if len(have) != len(need):
+        dtypes = {str(dtype) for _, kinds in have for dtype in kinds}
+        hint = (hints.HINT_MOMENTS_NO_PSUM if not have else
+                hints.HINT_MOMENTS_DTYPES if len(dtypes) > 1 else hints.HINT_MOMENTS_ROUNDS)
+        return Verdict(False, hints.MSG_ALL_REDUCES.format(got=len(have), want=len(need)), hint)
+    carried, wanted = ([int(np.asarray(values).item()) for values, _ in reduces]
+                       for reduces in (have, need))
+    if carried != wanted:  # fewer: the count was left out, and x's length divides
+        hint = (hints.HINT_MOMENTS_VALUES if sum(carried) > sum(wanted)
+                else hints.HINT_MOMENTS_LENGTH)
+        return Verdict(False, hints.MSG_MOMENT_VALUES.format(got=carried, want=wanted), hint)
+    return PASS
 
 
-# --- pmap_scaled_sum ----------------------------------------------------------------------
-@case("pmap_scaled_sum", hidden=False, hints=[not_per_device, not_doubled, rows_not_summed])
-def doubles_and_sums_rows(fn):
+def _moments(values: np.ndarray, count: float, ddof: int = 0) -> tuple[np.ndarray, ...]:
+    """The mean and the variance of ``values`` over ``count`` entries, as float32 scalars."""
+    mean = values.sum() / count
+    variance = ((values - mean) ** 2).sum() / (count - ddof)
+    return np.float32(mean), np.float32(variance)
+
+
+def moments_context(x: np.ndarray) -> dict:
+    """What dividing by the length of x, the sample variance, the first device's block alone,
+    or the mean of the blocks' own means would give."""
+    present = x[~np.isnan(x)].astype(np.float64)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a block of NaNs only: its mean is NaN
+        blocks = x.astype(np.float64).reshape(jax.device_count(), -1)
+        block_means = [np.nanmean(b) for b in blocks]
+    over_length = present.sum() / x.size
+    first = x[: x.size // jax.device_count()]
+    first = first[~np.isnan(first)].astype(np.float64)
+    return {"_over_length": (np.float32(over_length),
+                             np.float32((present ** 2).sum() / x.size - over_length ** 2)),
+            "_sample": _moments(present, present.size, ddof=1),
+            "_mean_of_means": np.float32(np.mean(block_means)),
+            "_first_shard": _moments(first, first.size) if first.size else (np.nan, np.nan)}
+
+
+def with_gaps(per_device: int, seed: int, offset: float = 0.0, gaps: float = 0.25,
+              empty_first_block: bool = False) -> np.ndarray:
+    """A float32 vector of ``per_device`` entries per device about ``offset``, a share
+    ``gaps`` of them NaN (the last entry always present), the first device's block all NaN
+    if asked."""
+    rng = np.random.default_rng(seed)
+    x = (offset + rng.normal(size=per_device * jax.device_count())).astype(np.float32)
+    x[rng.random(x.size) < gaps] = np.nan
+    x[-1] = offset
+    if empty_first_block:
+        x[:per_device] = np.nan
+    return x
+
+
+def both_layouts(result) -> list:
+    """Where each of the results lives (one :func:`layout` per element of a tuple)."""
+    return [layout(r) for r in result] if isinstance(result, (tuple, list)) else [layout(result)]
+
+
+def moments_of(fn, x, given=None) -> dict:
+    result = fn(jnp.asarray(x) if given is None else given)
+    return {"result": result, "layout": both_layouts(result), **moments_context(x)}
+
+
+def _is_nan(got: dict, want: dict) -> bool:
+    return bool(np.isnan(np.asarray(got["result"], dtype=float)).any())
+
+
+nans_added_in = Hint(_is_nan, hints.HINT_MOMENTS_NAN)
+over_length = result_close_to("_over_length", hints.HINT_MOMENTS_LENGTH)
+sample_variance = result_close_to("_sample", hints.HINT_MOMENTS_SAMPLE)
+mean_of_means = Hint(lambda got, want: close(got["result"][0], want["_mean_of_means"]),
+                     hints.HINT_MOMENTS_MEAN_OF_MEANS)
+moments_not_on_every_device = Hint(lambda got, want: close(got["result"], want["result"]),
+                                   hints.HINT_MOMENTS_LAYOUT)
+MOMENTS = same("result", "layout", hints=[nans_added_in, over_length, sample_variance,
+                                          forgot_psum, mean_of_means,
+                                          moments_not_on_every_device])
+
+
+@case("nan_mean_var", hidden=False, judge=MOMENTS)
+def moments_of_the_entries_present(fn):
+    return moments_of(fn, with_gaps(3, seed=10))
+
+
+@case("nan_mean_var", hidden=False, judge=all_reduces_once)
+def all_reduces_three_numbers_once(fn):
+    return all_reduces_in_hlo(fn, jnp.asarray(with_gaps(2, seed=11)))
+
+
+# --- fixed_pmap_port: a line-by-line port of pmap code, fixed --------------------------------
+@measure
+def all_reduced_values(program: Program) -> int:
+    """How many values one device hands to the all-reduces of the compiled HLO, in all."""
+    return sum(math.prod(shape) for c in hlo.collectives_in_hlo(program.compiled)
+               if c.op == "all-reduce" for _, shape in c.operands)
+
+
+def reduces_the_mean_only(got: dict, want: dict) -> Verdict:
+    """A judge for :func:`all_reduced_values`: the all-reduces carry what the reference's
+    do (the m numbers of the mean), no more and no fewer."""
+    have, need = (int(np.asarray(d.get("reduced", -1)).item()) for d in (got, want))
+    if have == need:
+        return PASS
+    hint = hints.HINT_PORT_DEVICE_AXIS if have > need else hints.HINT_PORT_NO_PMEAN
+    return Verdict(False, hints.MSG_REDUCED_VALUES.format(want=need, got=have), hint)
+
+
+stacked_rows = Hint(lambda got, want: got["result"].ndim == 3, hints.HINT_PORT_STACKED_ROWS)
+device_axis_mean = result_close_to("_device_axis_mean", hints.HINT_PORT_DEVICE_AXIS)
+own_mean = result_close_to("_own_mean", hints.HINT_PORT_NO_PMEAN)
+port_layout = Hint(lambda got, want: close(got["result"], want["result"]),
+                   hints.HINT_PORT_LAYOUT)
+PORT_FIXED = same("result", "layout", hints=[stacked_rows, device_axis_mean, own_mean,
+                                             port_layout])
+
+
+def features(rows_per_device: int, k: int, m: int, seed: int):
+    """A batch x (n * rows_per_device, k), weights w (k, m), and what the line-by-line port
+    (each row centred by the mean of the rows at its place on the other devices) or a
+    port without the pmean (each block centred by its own mean) would give."""
+    rng = np.random.default_rng(seed)
     n = jax.device_count()
-    data = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
-    return {"result": fn(jnp.asarray(data)), "_doubled_rows": 2 * data}
+    x = rng.normal(size=(n * rows_per_device, k)).astype(np.float32)
+    w = rng.normal(size=(k, m)).astype(np.float32)
+    h = (x @ w).reshape(n, rows_per_device, m)
+    context = {"_device_axis_mean": (h - h.mean(axis=0)).reshape(-1, m),
+               "_own_mean": (h - h.mean(axis=1, keepdims=True)).reshape(-1, m)}
+    return x, w, context
+
+
+def centred_on(fn, x, w, context) -> dict:
+    result = fn(x, w)
+    return {"result": result, "layout": layout(result), **context}
+
+
+@case("fixed_pmap_port", hidden=False, judge=PORT_FIXED)
+def centres_a_batch_held_whole_on_every_device(fn):
+    x, w, context = features(2, 3, 2, seed=20)
+    return centred_on(fn, split_over_devices(x, P()), jnp.asarray(w), context)
+
+
+@case("fixed_pmap_port", hidden=False, judge=reduces_the_mean_only)
+def all_reduces_the_mean_and_nothing_else(fn):
+    x, w, _ = features(3, 4, 2, seed=21)
+    return {"reduced": all_reduced_values(fn, jnp.asarray(x), jnp.asarray(w))}
 
 
 # --- distributed_dot ----------------------------------------------------------------------

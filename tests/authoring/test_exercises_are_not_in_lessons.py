@@ -243,7 +243,7 @@ REVIEWED = {
 }
 #: Exercises that are a lesson cell again (issue 32), to be replaced: when one is, its name
 #: leaves this list, or the test fails.
-TO_REPLACE = {"shard_map_psum"}
+TO_REPLACE: set[str] = set()
 
 
 def closest_cells(solutions: Iterable[tuple[str, str]], lessons: dict[str, Sequence[str]]

@@ -18,7 +18,7 @@ def result() -> StudentResult:
                    hint="<b>keep</b> the output split: out_specs=P('i')")])
     dot = ExerciseResult("distributed_dot", [
         TestResult("values", 0, 3, msg.FAILED, "`x` | wrong", got="1.0", want="2.0")])
-    psum = ExerciseResult("shard_map_psum", [TestResult("values", 1, 1, msg.PASSED)])
+    psum = ExerciseResult("nan_mean_var", [TestResult("values", 1, 1, msg.PASSED)])
     absent = ExerciseResult("row_group_sums", [
         TestResult("values", 0, 1, msg.NOT_FOUND, msg.MSG_NOT_FOUND.format(
             name="row_group_sums"))])
@@ -56,7 +56,7 @@ def test_the_page_shows_each_exercise_with_yours_expected_and_the_hint():
                  "<b>keep</b> the output split", "lab.ipynb, cell 3 raised <ValueError>",
                  "`x` | wrong"):
         assert text in words, text
-    for name in ("halo_difference", "distributed_dot", "shard_map_psum", "row_group_sums"):
+    for name in ("halo_difference", "distributed_dot", "nan_mean_var", "row_group_sums"):
         assert f'<section id="{name}">' in page
 
 

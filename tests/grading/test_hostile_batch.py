@@ -30,7 +30,7 @@ from grader.framework import cases
 from grader.workers import confine, sandbox
 
 FIXTURES = ROOT / "tests" / "submissions"
-BASE_EXERCISES = ("shard_map_psum", "pmap_scaled_sum", "distributed_dot", "pmean_update_step",
+BASE_EXERCISES = ("nan_mean_var", "fixed_pmap_port", "distributed_dot", "pmean_update_step",
                   "halo_difference")
 
 # distributed_dot's tests of how it computes (its jaxpr and its compiled code), and what the
@@ -39,20 +39,20 @@ HOW_DOT_COMPUTES = {c.name for c in cases.for_exercise("distributed_dot")
                     if c.judge.__qualname__.split(".")[0] in ("compiles_to", "runs_on_mesh")}
 DOT_RESULTS = sum(c.points for c in cases.for_exercise("distributed_dot")
                   if c.name not in HOW_DOT_COMPUTES)
-# What shard_map_psum's tests of its result are worth (the others: how it computes).
-PSUM_RESULTS = sum(c.points for c in cases.for_exercise("shard_map_psum")
-                   if c.judge.__qualname__.split(".")[0] not in ("traces", "runs_on_mesh"))
+# What nan_mean_var's tests of its result are worth (the others: how it computes).
+MOMENTS_RESULTS = sum(c.points for c in cases.for_exercise("nan_mean_var")
+                      if c.judge.__qualname__ != "all_reduces_once")
 # fixture -> {exercise: (points, status)}; every exercise not listed must get full marks.
 OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
     "exits-with-sys-exit-in-halo-difference": {"halo_difference": (0, "failed")},
     "kills-its-process-in-halo-difference": {"halo_difference": (0, "crashed")},
     "segfaults-in-distributed-dot": {"distributed_dot": (0, "crashed")},
-    "hangs-ignoring-signals-in-pmap-scaled-sum": {"pmap_scaled_sum": (0, "timeout")},
+    "hangs-ignoring-signals-in-fixed-pmap-port": {"fixed_pmap_port": (0, "timeout")},
     "hangs-in-a-top-level-cell": {},
     "raises-keyboard-interrupt-in-halo-difference": {"halo_difference": (0, "failed")},
     "patches-comparisons-with-wrong-dot": {"distributed_dot": (0, "failed")},
     "returns-object-equal-to-everything-from-dot": {"distributed_dot": (0, "failed")},
-    "returns-one-row-instead-of-one-per-device": {"pmap_scaled_sum": (0, "failed")},
+    "returns-pmap-stacking-instead-of-rows": {"fixed_pmap_port": (0, "failed")},
     "prints-fake-reports-around-wrong-halo-difference": {"halo_difference": (0, "failed")},
     "hard-codes-eight-devices-in-dot": {"distributed_dot": (2, "partial")},
     "tries-to-change-the-device-count": {},
@@ -73,8 +73,8 @@ OUTCOMES: dict[str, dict[str, tuple[float, str]]] = {
                                                                            "partial")},
     "rewrites-the-workers-locals-with-a-trace-function-in-dot": {
         "distributed_dot": (DOT_RESULTS, "partial")},
-    "traces-a-decoy-one-device-psum-and-sums-on-the-host": {"shard_map_psum": (PSUM_RESULTS,
-                                                                              "partial")},
+    "traces-a-decoy-psum-of-moments-and-computes-them-on-the-host": {
+        "nan_mean_var": (MOMENTS_RESULTS, "partial")},
     "adds-a-psum-that-carries-nothing-to-a-replicated-dot": {"distributed_dot": (DOT_RESULTS,
                                                                                  "partial")},
     "hands-in-a-program-that-never-ends-for-dot": {"distributed_dot": (DOT_RESULTS,
@@ -100,7 +100,7 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
     "kills-its-process-in-halo-difference": (
         {"halo_difference": "the process running `halo_difference` on 8 device(s) ended"}, ()),
     "segfaults-in-distributed-dot": ({"distributed_dot": "killed by signal SIGSEGV"}, ()),
-    "hangs-ignoring-signals-in-pmap-scaled-sum": ({"pmap_scaled_sum": "it took too long or hung"},
+    "hangs-ignoring-signals-in-fixed-pmap-port": ({"fixed_pmap_port": "it took too long or hung"},
                                                   ()),
     "raises-keyboard-interrupt-in-halo-difference": (
         {"halo_difference": "`halo_difference` raised KeyboardInterrupt"}, ()),
@@ -109,8 +109,8 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
         ("grader.framework.judge.difference", "numpy.allclose", "put back")),
     "returns-object-equal-to-everything-from-dot": (
         {"distributed_dot": "`distributed_dot` returned something the grader cannot read"}, ()),
-    "returns-one-row-instead-of-one-per-device": (
-        {"pmap_scaled_sum": "should have shape (8, 3)"}, ()),
+    "returns-pmap-stacking-instead-of-rows": (
+        {"fixed_pmap_port": "should have shape (16, 2)"}, ()),
     "prints-fake-reports-around-wrong-halo-difference": (
         {"halo_difference": "the result has the wrong values"}, ()),
     "tries-to-change-the-device-count": ({}, ("jax_num_cpu_devices",)),
@@ -119,8 +119,8 @@ REASONS: dict[str, tuple[dict[str, str], tuple[str, ...]]] = {
          "pmean_update_step": "`pmean_update_step` raised an error"}, ()),
     "holds-memory-in-children-beyond-the-cap-in-halo-difference": (
         {"halo_difference": "four children could not hold 6 GiB together"}, ()),
-    "traces-a-decoy-one-device-psum-and-sums-on-the-host": (
-        {"shard_map_psum": "its result differs from the reference's"}, ()),
+    "traces-a-decoy-psum-of-moments-and-computes-them-on-the-host": (
+        {"nan_mean_var": "result 1 differs from the reference's"}, ()),
     "adds-a-psum-that-carries-nothing-to-a-replicated-dot": (
         {"distributed_dot": "so that all-reduce carries nothing"}, ()),
     "hands-in-a-program-that-never-ends-for-dot": (
@@ -459,7 +459,7 @@ def test_a_hang_in_a_cell_skips_that_cell_only(graded):
 @pytest.mark.slow
 def test_timeouts_and_crashes_say_what_happened(graded):
     """Does the feedback name the reason: a time limit, a signal, an exit code?"""
-    hang = graded["hangs-ignoring-signals-in-pmap-scaled-sum"]["exercises"]["pmap_scaled_sum"]
+    hang = graded["hangs-ignoring-signals-in-fixed-pmap-port"]["exercises"]["fixed_pmap_port"]
     assert "stopped after 20 s" in hang["message"]
     segfault = graded["segfaults-in-distributed-dot"]["exercises"]["distributed_dot"]
     assert "SIGSEGV" in segfault["message"]
@@ -479,9 +479,9 @@ def test_hard_coded_device_count_gets_the_device_count_hint(graded):
 @pytest.mark.slow
 def test_a_scalar_does_not_pass_for_one_row_per_device(graded):
     """Does broadcasting fail the shape check, with the per-device hint?"""
-    result = graded["returns-one-row-instead-of-one-per-device"]["exercises"]["pmap_scaled_sum"]
+    result = graded["returns-pmap-stacking-instead-of-rows"]["exercises"]["fixed_pmap_port"]
     assert "shape" in result["message"]
-    assert "one row per device" in result["hint"]
+    assert "shape (n, N / n, m)" in result["hint"]
 
 
 @pytest.mark.slow
@@ -489,8 +489,8 @@ def test_magics_and_cell_magics_do_not_break_a_notebook(graded):
     """Do %magics and ! lines do nothing, while a %%time cell still defines its function?"""
     student = graded["magics-shell-lines-and-cell-magics-around-psum"]
     assert student["problems"] == []
-    psum = student["exercises"]["shard_map_psum"]
-    assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
+    moments = student["exercises"]["nan_mean_var"]
+    assert moments["points"] == moments["max_points"] == max_points("nan_mean_var")
     assert student["exercises"]["halo_difference"]["status"] == "not found"
 
 
@@ -601,8 +601,8 @@ def test_a_syntax_error_costs_only_the_function_of_its_cell(graded):
     student = graded["has-a-syntax-error-in-the-halo-cell"]
     [problem] = student["problems"]
     assert "SyntaxError" in problem and "line 1" in problem, problem
-    psum = student["exercises"]["shard_map_psum"]
-    assert psum["points"] == psum["max_points"] == max_points("shard_map_psum")
+    moments = student["exercises"]["nan_mean_var"]
+    assert moments["points"] == moments["max_points"] == max_points("nan_mean_var")
     ring = student["exercises"]["halo_difference"]
     assert (ring["points"], ring["status"]) == (0, "not found")
 

@@ -28,7 +28,7 @@ def a_result(student: str = "eve") -> StudentResult:
         TestResult("psum_traced", 0, 1, "failed", "no psum over axis 'data' was traced",
                    "The value is right, but no psum is traced.", [8], "6.0", "6.0", False),
     ]
-    return StudentResult(student, {"shard_map_psum": ExerciseResult("shard_map_psum", tests)},
+    return StudentResult(student, {"nan_mean_var": ExerciseResult("nan_mean_var", tests)},
                          ["a.ipynb, cell 3 raised NameError: name 'x' is not defined"])
 
 
@@ -143,7 +143,7 @@ def test_settle_restores_entries_changed_behind_the_stores_back(tmp_path):
     folder = tmp_path / "out" / ".results"
     originals = {p.name: p.read_text() for p in folder.iterdir()}
     forged = json.loads(originals["eve.json"])
-    forged["result"]["exercises"]["shard_map_psum"]["tests"][1]["points"] = 1  # full marks
+    forged["result"]["exercises"]["nan_mean_var"]["tests"][1]["points"] = 1  # full marks
     (folder / "eve.json").write_text(json.dumps(forged))
     (folder / "fay.json").unlink()
     (folder / "hal.json").write_text("{}")

@@ -29,16 +29,16 @@ def student(name: str, **outcomes: tuple[str, float]) -> StudentResult:
 PASSED = ("passed", 4)
 # Four students, five exercises in course order: what each of them got.
 CLASS = [
-    student("ann", halo_difference=PASSED, distributed_dot=PASSED, shard_map_psum=("not found", 0),
-            pmap_scaled_sum=PASSED, pmean_update_step=("crashed", 0)),
+    student("ann", halo_difference=PASSED, distributed_dot=PASSED, nan_mean_var=("not found", 0),
+            fixed_pmap_port=PASSED, pmean_update_step=("crashed", 0)),
     student("bob", halo_difference=("partial", 2), distributed_dot=PASSED,
-            shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
+            nan_mean_var=("not found", 0), fixed_pmap_port=PASSED,
             pmean_update_step=("not found", 0)),
     student("cid", halo_difference=("failed", 0), distributed_dot=("timeout", 0),
-            shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
+            nan_mean_var=("not found", 0), fixed_pmap_port=PASSED,
             pmean_update_step=("not found", 0)),
     student("dee", halo_difference=("not found", 0), distributed_dot=("not attempted", 0),
-            shard_map_psum=("not found", 0), pmap_scaled_sum=PASSED,
+            nan_mean_var=("not found", 0), fixed_pmap_port=PASSED,
             pmean_update_step=("not attempted", 0)),
 ]
 
@@ -50,7 +50,7 @@ def test_failure_rates_count_only_students_who_handed_the_exercise_in():
         Tally("pmean_update_step", passed=0, partial=0, failed=1, absent=3),
         Tally("halo_difference", passed=1, partial=1, failed=1, absent=1),
         Tally("distributed_dot", passed=2, partial=0, failed=1, absent=1),
-        Tally("pmap_scaled_sum", passed=4, partial=0, failed=0, absent=0),
+        Tally("fixed_pmap_port", passed=4, partial=0, failed=0, absent=0),
     ]
     rates = [t.failure_rate for t in summary.tallies(CLASS)]
     assert rates == [1.0, 2 / 3, 1 / 3, 0.0]
@@ -60,11 +60,11 @@ def test_equal_rates_put_more_failures_first_then_course_order():
     """With equal failure rates, does the exercise more students failed come first, and with
     equal counts too, the one that comes first in the course?"""
     two = [student("a", halo_difference=("failed", 0), distributed_dot=("failed", 0),
-                   shard_map_psum=("failed", 0)),
+                   nan_mean_var=("failed", 0)),
            student("b", halo_difference=("not found", 0), distributed_dot=("failed", 0),
-                   shard_map_psum=("not found", 0))]
+                   nan_mean_var=("not found", 0))]
     assert [t.exercise for t in summary.tallies(two)] == [
-        "distributed_dot", "halo_difference", "shard_map_psum"]
+        "distributed_dot", "halo_difference", "nan_mean_var"]
 
 
 def test_most_failed_leaves_out_exercises_nobody_failed_and_stops_at_the_limit():
@@ -87,7 +87,7 @@ def test_the_markdown_table_gives_every_count():
         "| `pmean_update_step` | 1 | 0 | 0 | 3 | 100% |",
         "| `halo_difference` | 1 | 1 | 1 | 1 | 67% |",
         "| `distributed_dot` | 1 | 0 | 2 | 1 | 33% |",
-        "| `pmap_scaled_sum` | 0 | 0 | 4 | 0 | 0% |",
+        "| `fixed_pmap_port` | 0 | 0 | 4 | 0 | 0% |",
     ]
 
 

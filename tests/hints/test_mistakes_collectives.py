@@ -31,73 +31,208 @@ def ring(n: int) -> list[tuple[int, int]]:
     return [(i, (i + 1) % n) for i in range(n)]
 
 
-# --- shard_map_psum -------------------------------------------------------------------------
-@mistake("shard_map_psum", common.HINT_NOT_REPLICATED)
-def sums_without_psum(x):
-    mesh = Mesh(jax.devices()[:1], ("data",))
-    return jax.shard_map(jnp.sum, mesh=mesh, in_specs=P("data"), out_specs=P())(x)
+# --- nan_mean_var ---------------------------------------------------------------------------
+def moments_with(body, **options):
+    """shard_map of ``body`` over every device, x split over 'data', two replicated results."""
+    return lambda x: jax.shard_map(body, mesh=data_mesh(), in_specs=P("data"),
+                                   out_specs=(P(), P()), **options)(x)
 
 
-@mistake("shard_map_psum", hints.HINT_MISSING_PSUM)
-def silences_the_check_instead_of_adding_a_psum(x):
-    mesh = Mesh(jax.devices()[:1], ("data",))
-    return jax.shard_map(jnp.sum, mesh=mesh, in_specs=P("data"), out_specs=P(),
-                         check_vma=False)(x)
+def present_and_zeroed(block):
+    present = ~jnp.isnan(block)
+    return present, jnp.where(present, block, 0.0)
 
 
-@mistake("shard_map_psum", common.HINT_SPEC_TOO_LONG)
+@mistake("nan_mean_var", hints.HINT_MOMENTS_NAN)
+def adds_the_missing_entries_in(x):
+    def moments(block):
+        count, total, squares = jax.lax.psum(
+            (jnp.ones_like(block).sum(), block.sum(), (block * block).sum()), "data")
+        return total / count, squares / count - (total / count) ** 2
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_LENGTH)
+def divides_by_the_length_of_x(x):
+    def moments(block):
+        _, values = present_and_zeroed(block)
+        total, squares = jax.lax.psum((values.sum(), (values * values).sum()), "data")
+        mean = total / x.shape[0]
+        return mean, squares / x.shape[0] - mean * mean
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_SAMPLE)
+def takes_the_sample_variance(x):
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        count, total, squares = jax.lax.psum(
+            (present.sum().astype(x.dtype), values.sum(), (values * values).sum()), "data")
+        mean = total / count
+        return mean, (squares - count * mean * mean) / (count - 1)
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_MEAN_OF_MEANS, also=(hints.HINT_MOMENTS_ROUNDS,))
+def averages_the_blocks_own_means(x):
+    def moments(block):
+        mean = jax.lax.pmean(jnp.nanmean(block), "data")
+        return mean, jax.lax.pmean(jnp.nanmean((block - mean) ** 2), "data")
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_ROUNDS)
+def takes_the_mean_before_the_deviations(x):
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        count, total = jax.lax.psum((present.sum().astype(x.dtype), values.sum()), "data")
+        mean = total / count
+        deviations = jnp.where(present, block - mean, 0.0)
+        return mean, jax.lax.psum((deviations * deviations).sum(), "data") / count
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_DTYPES)
+def counts_in_integers(x):
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        count, total, squares = jax.lax.psum(
+            (present.sum(), values.sum(), (values * values).sum()), "data")
+        mean = total / count
+        return mean, squares / count - mean * mean
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", hints.HINT_MOMENTS_VALUES)
+def psums_the_blocks_before_summing_them(x):
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        counts, totals, squares = jax.lax.psum(
+            (present.astype(x.dtype), values, values * values), "data")
+        mean = totals.sum() / counts.sum()
+        return mean, squares.sum() / counts.sum() - mean * mean
+
+    return moments_with(moments)(x)
+
+
+@mistake("nan_mean_var", common.HINT_SPEC_TOO_LONG)
 def gives_a_1d_array_a_2d_spec(x):
-    mesh = Mesh(jax.devices()[:1], ("data",))
-    return jax.shard_map(lambda b: jax.lax.psum(jnp.sum(b), "data"), mesh=mesh,
-                         in_specs=P("data", None), out_specs=P())(x)
+    def moments(block):
+        present, values = present_and_zeroed(block)
+        count, total, squares = jax.lax.psum(
+            (present.sum().astype(x.dtype), values.sum(), (values * values).sum()), "data")
+        return total / count, squares / count - (total / count) ** 2
+
+    return jax.shard_map(moments, mesh=data_mesh(), in_specs=P("data", None),
+                         out_specs=(P(), P()))(x)
 
 
-@mistake("shard_map_psum", common.HINT_AXIS_NAME_SILENT)
-def sums_over_an_axis_the_mesh_does_not_have(x):
-    mesh = Mesh(jax.devices()[:1], ("data",))
-    return jax.shard_map(lambda b: jax.lax.psum(jnp.sum(b), "devices"), mesh=mesh,
-                         in_specs=P("data"), out_specs=P())(x)
+@mistake("nan_mean_var", hints.HINT_MOMENTS_GATHERS)
+def gathers_x_onto_every_device(x):
+    def moments(block):
+        whole = jax.lax.all_gather(block, "data", tiled=True)
+        return jnp.nanmean(whole), jnp.nanvar(whole)
+
+    # every device computes the same from the whole of x, which check_vma cannot tell
+    return moments_with(moments, check_vma=False)(x)
 
 
-# --- pmap_scaled_sum ------------------------------------------------------------------------
-@mistake("pmap_scaled_sum", hints.HINT_FORGOT_DOUBLING)
-def forgets_to_double(data):
-    return jax.pmap(lambda row: jax.lax.psum(row, "devices"), axis_name="devices")(data)
+@mistake("nan_mean_var", common.HINT_NOT_REPLICATED)
+def returns_each_blocks_own_moments(x):
+    return moments_with(lambda block: (jnp.nanmean(block), jnp.nanvar(block)))(x)
 
 
-@mistake("pmap_scaled_sum", hints.HINT_PMAP_FORGOT_PSUM)
-def doubles_without_psum(data):
-    return jax.pmap(lambda row: 2.0 * row, axis_name="devices")(data)
+@mistake("nan_mean_var", hints.HINT_FORGOT_PSUM, also=(hints.HINT_MOMENTS_NO_PSUM,))
+def silences_the_check_instead_of_adding_a_psum(x):
+    return moments_with(lambda block: (jnp.nanmean(block), jnp.nanvar(block)),
+                        check_vma=False)(x)
 
 
-def doubled_total(row):
-    return jax.lax.psum(row * 2.0, "devices")
+@mistake("nan_mean_var", hints.HINT_MOMENTS_LAYOUT)
+def brings_the_moments_to_the_first_device(x):
+    return tuple(jax.device_put(m, jax.devices()[0]) for m in CORRECT["nan_mean_var"](x))
 
 
-@mistake("pmap_scaled_sum", common.HINT_PMAP_INPUT)
-def places_the_rows_on_the_first_device_first(data):
-    return jax.pmap(doubled_total, axis_name="devices")(jax.device_put(data, jax.devices()[0]))
+# --- fixed_pmap_port ------------------------------------------------------------------------
+def centre(rows, w):
+    h = rows @ w
+    return h - jax.lax.pmean(h.mean(axis=0), "batch")
 
 
-@mistake("pmap_scaled_sum", common.HINT_PMAP_INPUT)
-def replicates_the_rows_on_a_mesh_first(data):
-    everywhere = jax.device_put(data, NamedSharding(data_mesh(), P()))
-    return jax.pmap(doubled_total, axis_name="devices")(everywhere)
+def batch_mesh() -> Mesh:
+    return Mesh(np.array(jax.devices()), ("batch",))
 
 
-@mistake("pmap_scaled_sum", common.HINT_PMAP_SQUEEZE)
-def maps_over_more_rows_than_devices(data):
-    return jax.pmap(doubled_total, axis_name="devices")(jnp.concatenate([data, data]))
+@mistake("fixed_pmap_port", hints.HINT_PORT_DEVICE_AXIS)
+def keeps_the_reshape_to_one_block_per_device(x, w):
+    per_device = x.reshape(jax.device_count(), -1, x.shape[1])
+    out = jax.shard_map(centre, mesh=batch_mesh(), in_specs=(P("batch"), P()),
+                        out_specs=P("batch"))(per_device, w)
+    return out.reshape(x.shape[0], -1)
 
 
-@mistake("pmap_scaled_sum", hints.HINT_NOT_PER_DEVICE)
-def sums_on_the_host(data):
-    return 2.0 * data.sum(axis=0)
+@mistake("fixed_pmap_port", hints.HINT_PORT_STACKED_ROWS)
+def returns_one_slice_per_device_as_pmap_did(x, w):
+    def centre_block(block, w):  # the (1, N / n, k) block handled right, but left stacked
+        h = block @ w
+        return h - jax.lax.pmean(h.mean(axis=(0, 1)), "batch")
+
+    per_device = x.reshape(jax.device_count(), -1, x.shape[1])
+    return jax.shard_map(centre_block, mesh=batch_mesh(), in_specs=(P("batch"), P()),
+                         out_specs=P("batch"))(per_device, w)
 
 
-@mistake("pmap_scaled_sum", common.HINT_AXIS_NAME)
-def psums_over_another_name_than_pmaps(data):
-    return jax.pmap(lambda row: jax.lax.psum(2.0 * row, "i"), axis_name="devices")(data)
+@mistake("fixed_pmap_port", hints.HINT_PORT_NO_PMEAN)
+def centres_each_block_by_its_own_mean(x, w):
+    def own(rows, w):
+        h = rows @ w
+        return h - h.mean(axis=0)
+
+    return jax.shard_map(own, mesh=batch_mesh(), in_specs=(P("batch", None), P()),
+                         out_specs=P("batch", None))(x, w)
+
+
+@mistake("fixed_pmap_port", hints.HINT_PORT_LAYOUT)
+def gathers_the_result_onto_every_device(x, w):
+    out = jax.shard_map(centre, mesh=batch_mesh(), in_specs=(P("batch", None), P()),
+                        out_specs=P("batch", None))(x, w)
+    return jax.device_put(out, NamedSharding(batch_mesh(), P()))
+
+
+@mistake("fixed_pmap_port", common.HINT_PMAP_INPUT)
+def hands_in_the_pmap_code(x, w):
+    per_device = x.reshape(jax.local_device_count(), -1, x.shape[1])
+    out = jax.pmap(centre, axis_name="batch", in_axes=(0, None))(per_device, w)
+    return out.reshape(x.shape[0], -1)
+
+
+@mistake("fixed_pmap_port", common.HINT_PMAP_SQUEEZE)
+def maps_pmap_over_the_whole_batch(x, w):
+    out = jax.pmap(centre, axis_name="batch", in_axes=(0, None))(jnp.asarray(x), w)
+    return out.reshape(x.shape[0], -1)
+
+
+@mistake("fixed_pmap_port", common.HINT_AXIS_NAME, also=(common.HINT_PMAP_INPUT,))
+def pmaps_with_another_name_than_its_pmean(x, w):
+    def centre_over_devices(rows, w):
+        h = rows @ w
+        return h - jax.lax.pmean(h.mean(axis=0), "devices")
+
+    per_device = x.reshape(jax.local_device_count(), -1, x.shape[1])
+    out = jax.pmap(centre_over_devices, axis_name="batch", in_axes=(0, None))(per_device, w)
+    return out.reshape(x.shape[0], -1)
+
+
+@mistake("fixed_pmap_port", common.HINT_DOES_NOT_DIVIDE)
+def splits_w_as_well(x, w):
+    return jax.shard_map(centre, mesh=batch_mesh(), in_specs=(P("batch", None), P("batch")),
+                         out_specs=P("batch", None))(x, w)
 
 
 # --- distributed_dot ------------------------------------------------------------------------

@@ -19,11 +19,11 @@ def answer_for_the_worker():
         flush()
 
 
-def shard_map_psum(*args):
+def nan_mean_var(*args):
     answer_for_the_worker()
 
 
-def pmap_scaled_sum(*args):
+def fixed_pmap_port(*args):
     answer_for_the_worker()
 
 

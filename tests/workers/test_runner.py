@@ -22,9 +22,9 @@ def test_a_submission_that_stalls_everything_ends_with_its_total_time(tmp_path):
     """Three functions that each hang, with 60 s per exercise but 4 s for the whole run: does
     the run end with every test not run, for that reason, instead of taking 3 x 60 s?"""
     hangs = "".join(f"def {name}(*args):\n    time.sleep(3600)\n\n\n"
-                    for name in ("halo_difference", "distributed_dot", "pmap_scaled_sum"))
+                    for name in ("halo_difference", "distributed_dot", "fixed_pmap_port"))
     sources = [Source("stalls.py", "stalls.py", "import time\n\n\n" + hangs)]
-    chosen = [c for name in ("halo_difference", "distributed_dot", "pmap_scaled_sum")
+    chosen = [c for name in ("halo_difference", "distributed_dot", "fixed_pmap_port")
               for c in cases.for_exercise(name) if 8 in c.device_counts]
     limits = Limits(exercise=60, cell=60, run=4)
     result = runner.run(sources, chosen, 8, limits)
