@@ -51,3 +51,15 @@ def test_every_link_leads_to_a_file_and_a_heading_that_exist(page):
 def test_every_page_leads_back_to_the_readme(page):
     """Does each page of docs/ link back to the README?"""
     assert "(../README.md)" in page.read_text()
+
+
+def test_the_counts_of_exercises_the_pages_give_are_the_courses():
+    """Do the README's "table of the N exercises" and docs/grading.md's counts of exercises
+    graded on every device count and on 8 only say what grader/course.py declares?"""
+    from grader.course import EXERCISES
+
+    everywhere = sum(e.all_devices for e in EXERCISES)
+    assert f"the table of the {len(EXERCISES)} exercises" in " ".join(README.read_text().split())
+    grading = " ".join((ROOT / "docs" / "grading.md").read_text().split())
+    assert f"The {everywhere} exercises whose function must work" in grading
+    assert f"other {len(EXERCISES) - everywhere} exercises are graded on 8 only" in grading
