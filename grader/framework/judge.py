@@ -128,6 +128,20 @@ def first_hint(hints: Sequence[Hint], got: dict, want: dict) -> str | None:
     return None
 
 
+def what_runs(key: str, hints: Sequence[Hint] = ()) -> Callable[[dict, dict], Verdict]:
+    """A judge of a prediction: the student's ``result`` must equal the reference's ``key``,
+    what its probe measured on a compiled program (trusted: it ran next to the reference
+    solution), the first of ``hints`` that fits said on a miss."""
+
+    def judge(got: dict, want: dict) -> Verdict:
+        problem = difference(got.get("result"), want[key])
+        if problem is None:
+            return PASS
+        return Verdict(False, problem, first_hint(hints, got, want))
+
+    return judge
+
+
 def traces(primitive: str, axis: str, hint: str | None = None) -> Callable[[dict, dict], Verdict]:
     """A judge for :func:`.probes.program_summary`: a collective whose primitive starts
     with ``primitive`` must act over ``axis`` (``pmean`` is a ``psum``, then a division).

@@ -12,7 +12,7 @@ from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
 from grader.framework.hlo import sent_per_axis
-from grader.framework.judge import PASS, Verdict, difference, first_hint
+from grader.framework.judge import what_runs
 from grader.public.capstone import (
     CKPT_HINTS,
     GATHER_HINTS,
@@ -26,19 +26,6 @@ from grader.public.capstone import (
     tp_sent_case,
     tp_values_case,
 )
-
-
-def what_runs(key: str, hints: tuple | list = ()):
-    """A judge: the prediction must equal ``key``, what the reference's probe measured on a
-    compiled program (trusted: it ran next to the reference solution)."""
-
-    def judge(got: dict, want: dict) -> Verdict:
-        problem = difference(got.get("result"), want[key])
-        if problem is None:
-            return PASS
-        return Verdict(False, problem, first_hint(hints, got, want))
-
-    return judge
 
 
 # --- fsdp_gather_bytes: what a compiled gradient gathers over 'data' ----------------------

@@ -15,7 +15,11 @@ from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
 from grader.framework.hlo import collectives
-from grader.framework.judge import PASS, Verdict, difference, first_hint, runs_on_mesh, traces
+from grader.framework.judge import (
+    runs_on_mesh,
+    traces,
+    what_runs,
+)
 from grader.framework.placement import layout
 from grader.framework.probes import hlo_collectives, jitted, program_summary, trailing
 from grader.hints import experts as hints
@@ -41,19 +45,6 @@ from grader.public.experts import (
     top2_choices,
     top2_context,
 )
-
-
-def what_runs(key: str, hints: tuple = ()):
-    """A judge: the prediction must equal ``key``, what the reference's probe measured on a
-    compiled program (trusted: it ran next to the reference solution)."""
-
-    def judge(got: dict, want: dict) -> Verdict:
-        problem = difference(got.get("result"), want[key])
-        if problem is None:
-            return PASS
-        return Verdict(False, problem, first_hint(hints, got, want))
-
-    return judge
 
 
 # --- the lesson's layer, one expert per device: what a capacity really drops -------------
