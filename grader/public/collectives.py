@@ -690,6 +690,13 @@ def row_sums_split_over_x(fn):
     return row_sums_on(fn, grid_mesh(), rows=2, columns=3)
 
 
+@case("row_group_sums", hidden=False, judge=ROW_SUMS)
+def row_sums_on_a_mesh_of_another_shape(fn):
+    """The mesh turned the other way (2 x n/2): a function that builds a grid of its own,
+    rather than use the mesh it is given, fails here."""
+    return row_sums_on(fn, grid_mesh(rows_major=False, explicit=False), rows=2, columns=3)
+
+
 @case("row_group_sums", hidden=False, judge=sums_over_only("y"))
 def adds_over_y_only(fn):
     mesh = grid_mesh()

@@ -584,21 +584,24 @@ def builds_a_4_by_4_grid_of_its_own(x, mesh):
                          in_specs=P("x", "y"), out_specs=P("x"))(x)
 
 
+@mistake("row_group_sums", hints.HINT_ROW_SUMS_GIVEN_MESH)
+def builds_an_n_by_2_grid_of_its_own(x, mesh):
+    """The mesh check()'s first case hands it has that shape: its second case's mesh has
+    another."""
+    grid = Mesh(np.array(jax.devices()).reshape(-1, 2), ("x", "y"))
+    return row_sums_with(lambda b: jax.lax.psum(b.sum(axis=1), "y"))(x, grid)
+
+
 (test_a_usual_mistake_gets_its_own_hint,
  test_every_exercise_of_the_lesson_has_two_mistakes_with_hints,
  test_a_correct_function_gets_no_hint) = lesson_tests(mistake, CORRECT, "03_collectives")
 
 
 def test_row_sums_on_a_grid_of_its_own_get_the_given_mesh_hint_from_the_grader():
-    """A function that builds its own 4 x 2 grid instead of using `mesh` passes check(),
-    whose mesh has that shape: does the grader's test on a mesh of another shape fail it with
-    the hint to use the mesh it was given?"""
-    def row_group_sums(x, mesh):
-        grid = Mesh(np.array(jax.devices()).reshape(-1, 2), ("x", "y"))
-        return row_sums_with(lambda b: jax.lax.psum(b.sum(axis=1), "y"))(x, grid)
-
-    row_group_sums.__name__ = row_group_sums.__qualname__ = "row_group_sums"
-    wrong = hidden_result("row_group_sums:on_a_wide_auto_mesh", row_group_sums,
+    """A function that builds its own n/2 x 2 grid instead of using `mesh`: does the grader's
+    hidden test on a mesh of another shape fail it with the hint to use the mesh it was
+    given, as check() does?"""
+    wrong = hidden_result("row_group_sums:on_a_wide_auto_mesh", builds_an_n_by_2_grid_of_its_own,
                           CORRECT["row_group_sums"])
     assert wrong.status == msg.FAILED and wrong.hint == hints.HINT_ROW_SUMS_GIVEN_MESH
 
