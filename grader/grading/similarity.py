@@ -30,7 +30,7 @@ import io
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
@@ -79,6 +79,9 @@ class Pair:
     code: tuple[str, str]
     #: For each of the two, the (start, end) character ranges of ``code`` found in the other.
     spans: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+    #: For each of the two, the ranges of its lines written as the course's own code is
+    #: (the stub, the lessons, the reference): set aside, neither counted nor marked as found.
+    given: tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]] = ((), ())
 
     @property
     def score(self) -> float:
@@ -92,16 +95,20 @@ class Pair:
         return {"exercise": self.exercise, "students": list(self.students),
                 "shares": list(self.shares), "shared": self.shared, "order": list(self.order),
                 "statements": self.statements, "code": list(self.code),
-                "spans": [[list(s) for s in side] for side in self.spans]}
+                "spans": [[list(s) for s in side] for side in self.spans],
+                "given": [[list(s) for s in side] for side in self.given]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Pair:
         a, b = data["students"]
-        spans = tuple(tuple((int(s), int(e)) for s, e in side) for side in data["spans"])
+        def ranges(sides: list) -> tuple:
+            return tuple(tuple((int(s), int(e)) for s, e in side) for side in sides)
+
         return cls(str(data["exercise"]), (str(a), str(b)),
                    tuple(float(x) for x in data["shares"]), int(data["shared"]),
                    tuple(float(x) for x in data["order"]), int(data["statements"]),
-                   tuple(str(c) for c in data["code"]), spans)
+                   tuple(str(c) for c in data["code"]), ranges(data["spans"]),
+                   ranges(data.get("given", [[], []])))
 
 
 def functions(sources: Iterable[submission.Source], names: Iterable[str]) -> dict[str, str]:
@@ -185,21 +192,34 @@ def find(entries: dict[str, Path], exercises: Sequence[str], solutions: Path,
                    written(submission.load(EXERCISE_NOTEBOOKS).sources, exercises), threshold)
     for exercise in exercises:
         prints = {name: (found[exercise], _fingerprint(found[exercise], boilerplate),
-                         [s for s in shapes(found[exercise]) if s not in common])
+                         _statements(found[exercise]))
                   for name, found in codes.items() if exercise in found}
         for (a, one), (b, other) in combinations(prints.items(), 2):
             shared, shares, spans = compare_files(one[1], other[1])
+            mine, theirs = ([shape for shape, _ in s[2] if shape not in common]
+                            for s in (one, other))
             # the statements in common, in any order, bound those in the same order: most
             # pairs are ruled out without counting the latter
-            bound = sum((Counter(one[2]) & Counter(other[2])).values())
-            lengths = min(len(one[2]), len(other[2])) or 1
+            bound = sum((Counter(mine) & Counter(theirs)).values())
+            lengths = min(len(mine), len(theirs)) or 1
             orderly = bound >= MIN_STATEMENTS and bound / lengths >= threshold
-            together = _in_order(one[2], other[2]) if orderly else 0
-            order = tuple(together / len(s[2]) if s[2] else 0.0 for s in (one, other))
+            together = _in_order(mine, theirs) if orderly else 0
+            order = tuple(together / len(s) if s else 0.0 for s in (mine, theirs))
             pair = Pair(exercise, (a, b), (float(shares[0]), float(shares[1])), int(shared),
                         order, together, (one[0], other[0]), tuple(_ranges(s) for s in spans))
             if pair.alike(threshold):
-                pairs.append(pair)
+                # what is marked: the code both measures found, so that a pair listed for its
+                # statements in order shows them (the fingerprints may share little of it)
+                lines = _matched_in_order(mine, theirs) if together else ((), ())
+                own = [[span for shape, span in side[2] if shape not in common]
+                       for side in (one, other)]
+                pairs.append(replace(
+                    pair,
+                    spans=tuple((*found, *(spans[i] for i in matched))
+                                for found, spans, matched in zip(pair.spans, own, lines,
+                                                                 strict=True)),
+                    given=tuple(tuple(span for shape, span in side[2] if shape in common)
+                                for side in (one, other))))
     return sorted(pairs, key=lambda p: (-p.score, -p.shared, p.exercise, p.students))
 
 
@@ -272,11 +292,46 @@ _LINE = "@@@"
 def shapes(code: str) -> list[str]:
     """The shape of each line of normalised code (one statement, or a compound statement's
     head): its tokens with names and strings replaced, as the fingerprints see them."""
+    return [shape for shape, _ in _statements(code)]
+
+
+def _statements(code: str) -> list[tuple[str, tuple[int, int]]]:
+    """The shape (see :func:`shapes`) and the character range of each line of ``code`` that
+    is a statement (not a comment alone)."""
+    spans, at = [], 0
+    for line in code.splitlines(keepends=True):
+        if line.strip():
+            start = at + len(line) - len(line.lstrip())
+            spans.append((start, at + len(line.rstrip())))
+        at += len(line)
+    lines = [code[start:end] for start, end in spans]
     from copydetect.utils import filter_code
 
-    lines = [line.strip() for line in code.splitlines() if line.strip()]
     filtered = filter_code(f"\n{_LINE}\n".join(lines), "lines.py", language="python")[0]
-    return [shape for shape in filtered.split(_LINE) if shape]
+    return [(shape, span) for shape, span in zip(filtered.split(_LINE), spans, strict=True)
+            if shape]
+
+
+def _matched_in_order(a: Sequence[str], b: Sequence[str]) -> tuple[list[int], list[int]]:
+    """The indices in ``a`` and in ``b`` of one longest run of items the two have in common in
+    the same order (:func:`_in_order` counts them)."""
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i in range(len(a) - 1, -1, -1):
+        for j in range(len(b) - 1, -1, -1):
+            table[i][j] = (table[i + 1][j + 1] + 1 if a[i] == b[j]
+                           else max(table[i + 1][j], table[i][j + 1]))
+    i = j = 0
+    mine, theirs = [], []
+    while i < len(a) and j < len(b):
+        if a[i] == b[j]:
+            mine.append(i)
+            theirs.append(j)
+            i, j = i + 1, j + 1
+        elif table[i + 1][j] >= table[i][j + 1]:
+            i += 1
+        else:
+            j += 1
+    return mine, theirs
 
 
 def _in_order(a: Sequence[str], b: Sequence[str]) -> int:
@@ -305,11 +360,12 @@ def markdown(pairs: Sequence[Pair], page_name: str) -> str:
         threshold=THRESHOLD, shared=MIN_SHARED, page=page_name), ""]
     if not pairs:
         return "\n".join([*lines, texts.SIMILARITY_NONE]) + "\n"
-    lines += ["| exercise | students | share of each in the other | characters in common |",
-              "| --- | --- | ---: | ---: |"]
+    lines += ["| exercise | students | share of each one's code in the other | "
+              "of its statements, in order | characters in common |",
+              "| --- | --- | ---: | ---: | ---: |"]
     lines += [f"| `{p.exercise}` | {safe.markdown(p.students[0])}, "
               f"{safe.markdown(p.students[1])} | {p.shares[0]:.0%}, {p.shares[1]:.0%} | "
-              f"{p.shared} |" for p in pairs]
+              f"{p.order[0]:.0%}, {p.order[1]:.0%} | {p.shared} |" for p in pairs]
     return "\n".join(lines) + "\n"
 
 
@@ -320,33 +376,46 @@ def page(pairs: Sequence[Pair], page_name: str) -> str:
     blocks = []
     for p in pairs:
         sides = "".join(
-            f"<div><h3>{e(student)}: {share:.0%} found in the other</h3>"
-            f"<pre>{_marked(code, spans, mark)}</pre></div>"
-            for student, share, code, spans in zip(p.students, p.shares, p.code, p.spans,
-                                                   strict=True))
+            f"<div><h3>{e(student)}: {share:.0%} of the code and {order:.0%} of the "
+            f"statements (in order) found in the other</h3>"
+            f"<pre>{_marked(code, spans, given, mark)}</pre></div>"
+            for student, share, order, code, spans, given in zip(
+                p.students, p.shares, p.order, p.code, p.spans, p.given, strict=True))
         blocks.append(f"<section><h2><code>{e(p.exercise)}</code>: {e(p.students[0])} and "
                       f"{e(p.students[1])}</h2><div class='sides'>{sides}</div></section>")
     body = "".join(blocks) or f"<p>{e(texts.SIMILARITY_NONE)}</p>"
     intro = e(texts.SIMILARITY_INTRO.format(threshold=THRESHOLD, shared=MIN_SHARED,
                                             page=page_name))
+    legend = (f'<p><mark style="background:{mark}55">Marked</mark>: found in the other. '
+              f'<span class="given">In grey</span>: written as the course\'s own code '
+              "(the stub, the lessons, the reference solution), which everyone has: neither "
+              "counted nor marked.</p>")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>Similar code'
         f"</title><style>{_STYLE}</style></head><body><h1>Similar code</h1><p>{intro}</p>"
-        f"{body}</body></html>\n"
+        f"{legend if blocks else ''}{body}</body></html>\n"
     )
 
 
-def _marked(code: str, spans: Sequence[tuple[int, int]], colour: str) -> str:
-    """``code`` as HTML, the ranges ``spans`` highlighted."""
+def _marked(code: str, spans: Sequence[tuple[int, int]], given: Sequence[tuple[int, int]],
+            colour: str) -> str:
+    """``code`` as HTML, the ranges ``spans`` highlighted and the ranges ``given`` (what the
+    course gives everyone) struck through where they are not highlighted."""
+    style = [""] * len(code)
+    for kind, ranges in (("given", given), ("found", spans)):
+        for start, end in ranges:
+            style[max(start, 0):min(end, len(code))] = [kind] * (min(end, len(code))
+                                                                  - max(start, 0))
+    tags = {"found": f'<mark style="background:{colour}55">', "given": '<span class="given">'}
+    ends = {"found": "</mark>", "given": "</span>"}
     out, at = [], 0
-    for start, end in sorted(spans):
-        start, end = max(start, at), min(end, len(code))
-        if start >= end:
-            continue
-        out += [html.escape(code[at:start]),
-                f'<mark style="background:{colour}33">{html.escape(code[start:end])}</mark>']
-        at = end
-    return "".join([*out, html.escape(code[at:])])
+    while at < len(code):
+        kind, start = style[at], at
+        while at < len(code) and style[at] == kind:
+            at += 1
+        text = html.escape(code[start:at])
+        out.append(f"{tags[kind]}{text}{ends[kind]}" if kind else text)
+    return "".join(out)
 
 
 _STYLE = (
@@ -354,4 +423,5 @@ _STYLE = (
     # minmax(0, 1fr): a pane never grows past half the page for a long line, which scrolls
     ".sides{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}"
     "pre{background:#f6f6f6;padding:.5rem;overflow-x:auto;font-size:85%}"
+    ".given{color:#9aa0a6}"
 )

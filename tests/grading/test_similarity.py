@@ -49,6 +49,32 @@ def test_a_renamed_copy_and_a_padded_copy_are_flagged_an_independent_answer_is_n
     assert padded.order[0] == 1.0 and padded.statements >= similarity.MIN_STATEMENTS  # not this
 
 
+def test_every_statement_a_pair_is_listed_for_is_marked_or_shown_as_the_courses(tmp_path):
+    """ada's every statement is in the padded copy in the same order (100%), where the
+    fingerprints find a fifth of it: is each line of ada's code either marked as found or
+    shown in grey as the course's own code (once, pages said 100% found over lines left
+    unmarked), and does the page say what the two mean?"""
+    entries = a_class(tmp_path / "class", {"ada": FIXTURES / "original.py",
+                                           "dan": FIXTURES / "padded-copy.py"})
+    (pair,) = similarity.find(entries, [RING], SOLUTIONS)
+    assert pair.order[0] == 1.0 and max(pair.shares) < similarity.THRESHOLD
+    code, spans, given = pair.code[0], pair.spans[0], pair.given[0]
+    covered = {i for start, end in (*spans, *given) for i in range(start, end)}
+    marked = {i for start, end in spans for i in range(start, end)}
+    at = 0
+    for line in code.splitlines(keepends=True):
+        if line.strip():
+            first = at + len(line) - len(line.lstrip())
+            assert first in covered, line  # every line: found, or the course's
+        at += len(line)
+    assert given and len(marked) > len(code) // 4
+    page = similarity.page([pair], "similarity.html")
+    assert page.count("<mark") > 3 and 'class="given"' in page
+    assert "100% of the statements (in order) found in the other" in page
+    table = similarity.markdown([pair], "similarity.html")
+    assert f"| `{RING}` | ada, dan | 22%, 18% | 100%, 42% |" in table
+
+
 def test_two_independent_complete_submissions_are_not_flagged(tmp_path):
     """tests/alternatives.py and the example ada, both written independently and correct for
     every exercise of lesson 3, and the two other examples: is no pair listed?"""
@@ -132,7 +158,7 @@ def test_grading_writes_the_pairs_in_the_summary_the_results_and_a_page(tmp_path
     grade.grade(tmp_path / "class", out, jobs=1)
     summary = (out / "summary.md").read_text()
     assert "## Similar code" in summary
-    assert f"| `{RING}` | ada, ben | 100%, 100% |" in summary
+    assert f"| `{RING}` | ada, ben | 100%, 100% | 100%, 100% |" in summary
     (pair,) = json.loads((out / "results.json").read_text())["similar"]
     assert pair["students"] == ["ada", "ben"]
     page = (out / outputs.SIMILARITY).read_text()
