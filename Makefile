@@ -10,10 +10,13 @@ SANITIZE := tests/nbval_sanitize.cfg
 .PHONY: test grade exercises lessons expected lock bench bench-nbgrader container clean
 
 ## The whole test suite: grader unit tests, solutions vs hidden tests, stubs score zero,
-## exercises/ in sync, every notebook executed, and nbval over the lessons.
+## exercises/ in sync, every notebook executed, and nbval over the lessons. TEST_JOBS tests at
+## a time (pytest-xdist), a file's tests in one process, in order: `make test TEST_JOBS=1`
+## runs them one by one.
+TEST_JOBS ?= 2
 test: $(INSTALLED)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest tests notebooks start_here.ipynb \
+	$(BIN)/python -m pytest tests notebooks start_here.ipynb -n $(TEST_JOBS) --dist loadfile \
 		--nbval --nbval-sanitize-with $(SANITIZE) --nbval-current-env --durations=40
 
 ## Grade the example submissions shipped in examples/submissions (lesson 3's assignment) and
