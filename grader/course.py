@@ -399,6 +399,12 @@ EXERCISES: tuple[Exercise, ...] = (
         summary="Predict the bytes each device writes to an Orbax checkpoint, replicas sharing.",
     ),
     Exercise(
+        "mqa_specs",
+        lesson="11_capstone",
+        summary="Specs of a multi-query attention layer: least weight per device, least moved.",
+        all_devices=True,
+    ),
+    Exercise(
         "fixed_tp_step",
         lesson="11_capstone",
         summary="Find and fix: a tensor-parallel training step that moves far more than it should.",

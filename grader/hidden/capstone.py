@@ -1,6 +1,7 @@
 """Hidden tests of lesson 11 (the capstone): only the grader runs them. The predictions are
 compared with what a compiled program really sends, read by grader.framework.hlo per mesh
-axis; the fixed step is measured the same way, on its own compiled program."""
+axis; the fixed step is measured the same way, on its own compiled program, and the specs
+of the attention layer on the tests' own layer, compiled with them."""
 
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ from grader.public.capstone import (
     STATE_HINTS,
     checkpoint_context,
     gather_context,
+    mqa_case,
     same_as_one_device,
     sends_no_more,
     state_context,
     tp_inputs,
     tp_sent_case,
     tp_values_case,
+    within_the_references_bounds,
 )
 
 
@@ -202,3 +205,22 @@ def sends_no_more_from_stored_weights(fn):
 @case("fixed_tp_step", hidden=True, judge=sends_no_more)
 def sends_no_more_with_a_wide_hidden_layer(fn):
     return tp_sent_case(fn, *tp_inputs(72, 1, 8, 128, 3))
+
+
+# --- mqa_specs: other meshes, head counts and widths --------------------------------------
+@case("mqa_specs", hidden=True, judge=within_the_references_bounds)
+def one_kv_head_with_every_device_on_model(fn):
+    """1 x 8 (1 x 2 on 2 devices): eight query heads, one key/value head."""
+    return mqa_case(fn, 90, "all", 16, 8, 16, 1, 64)
+
+
+@case("mqa_specs", hidden=True, judge=within_the_references_bounds)
+def three_kv_heads_for_six_query_heads(fn):
+    """4 x 2 (1 x 2): G = 3 does not divide by 'model', though it is more than one."""
+    return mqa_case(fn, 91, "data", 16, 6, 16, 3, 32)
+
+
+@case("mqa_specs", hidden=True, judge=within_the_references_bounds)
+def four_kv_heads_in_a_wider_layer(fn):
+    """2 x 4 (2 x 1): G = 4 divides by 'model', D = 32 and a hidden layer of 128."""
+    return mqa_case(fn, 92, "model", 32, 8, 16, 4, 128)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from grader.hints import (
+    capstone,
     collectives,
     common,
     cost,
@@ -51,6 +52,7 @@ ERROR_HINTS: tuple[tuple[re.Pattern[str], str], ...] = (
     *pipeline.ERRORS,
     *sequence.ERRORS,
     *experts.ERRORS,
+    *capstone.ERRORS,
 )
 
 

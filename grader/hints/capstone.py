@@ -3,6 +3,8 @@ grader/hidden/capstone.py."""
 
 from __future__ import annotations
 
+import re
+
 # --- adam_state_bytes -----------------------------------------------------------------------
 HINT_STATE_WHOLE = (
     "This counts every array whole on each device. A device holds one block of each: a "
@@ -77,4 +79,70 @@ HINT_TP_LAYOUT = (
     "by its hidden units over 'model' (w1 by its last dimension, w2 by its middle one, its "
     "rows) and by nothing else: split over 'data' too, the next step would gather them (FSDP, "
     "not this step); kept whole, they are not split at all."
+)
+# --- mqa_specs ------------------------------------------------------------------------------
+MSG_MQA_NOT_SPECS = (
+    "mqa_specs returned {got}: a dict with one PartitionSpec for each of the weights {names} "
+    "is wanted"
+)
+MSG_MQA_BAD_SPEC = "mqa_specs returned {spec} for {name!r} (shape {shape}): {why}"
+MSG_MQA_TOO_LONG = "the spec has more entries than the weight has dimensions"
+MSG_MQA_AXIS = "{axis!r} is not an axis of the mesh, whose axes are {axes}"
+MSG_MQA_TWICE = "the axis {axis!r} is named twice"
+MSG_MQA_INDIVISIBLE = (
+    "it cannot split dimension {dim} (size {size}) over {axes} ({parts} devices), which does "
+    "not divide it"
+)
+MSG_MQA_VALUES = (
+    "the layer placed with these specs does not compute what it computes on one device "
+    "(within rtol {rtol:g}, atol {atol:g})"
+)
+MSG_MQA_BYTES = (
+    "with these specs each device holds {mine:,.0f} bytes of weights, where the reference's "
+    "specs leave {theirs:,.0f}"
+)
+MSG_MQA_SENT = (
+    "over {axis!r} one device sends {mine:,.0f} bytes per forward pass ({kinds}), where the "
+    "reference's specs send {theirs:,.0f}"
+)
+HINT_MQA_MEGATRON = (
+    "A weight is kept whole on every 'model' device where tensor parallelism splits it: "
+    "wq by its query heads, wo by its heads too (its input), w1 by its hidden units (its "
+    "output), w2 by its hidden units (its input). Then each device computes its own heads and "
+    "hidden units, and only the partial sums of wo's and w2's outputs are all-reduced."
+)
+HINT_MQA_KV_HEADS = (
+    "Here the G key/value heads divide by the size of 'model': each device's query heads "
+    "then use only its own share of them (the j-th block of query heads reads the j-th block "
+    "of key/value heads), so wkv can be split by its heads too, and hold less."
+)
+HINT_MQA_KV_INDIVISIBLE = (
+    "The key/value heads cannot be split over 'model' when their number G does not divide by "
+    "its size (multi-query attention has G = 1). Every device's query heads read all of "
+    "them: the small k/v projection is best kept whole on every device (computed again on "
+    "each), which moves nothing."
+)
+HINT_MQA_KV_SPLIT = (
+    "wkv is split along another dimension than its heads (D, K, or k against v): every "
+    "query head needs whole keys and values, so the compiler gathers k and v over the axis "
+    "or reduces partial products, each forward pass. Split its heads only where G divides "
+    "by the axis; otherwise keep wkv whole."
+)
+HINT_MQA_CONTRACTION = (
+    "wo and w2 are the second matrices of Megatron's pairs: they contract the split heads or "
+    "hidden units, so they are split by their input (wo by its heads, w2 by its rows) and "
+    "the partial sums are all-reduced once. Split by their output (or wq and w1 by their "
+    "input), the compiler gathers activations over 'model' instead."
+)
+HINT_MQA_DATA = (
+    "A weight split over 'data' is gathered over 'data' on every forward pass (FSDP): the "
+    "batch is what 'data' splits, and the weights stay whole along it (each 'data' group "
+    "holds the same weights)."
+)
+
+#: The error the tests raise for the key/value heads split over 'model' where G does not
+#: divide by it (their check of the returned specs), and its hint.
+ERRORS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^mqa_specs returned .* for 'wkv' .*cannot split dimension 2 "),
+     HINT_MQA_KV_INDIVISIBLE),
 )

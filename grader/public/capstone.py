@@ -1,16 +1,18 @@
 """Public tests of lesson 11 (the capstone): ``check`` runs them in the notebook, and the
 grader runs them too. The predictions are plain numbers: nothing is compiled for them here.
-The step the student fixes is measured on its compiled program: the bytes one device sends
-per mesh axis (:func:`sent_by_axis`)."""
+The specs of the attention layer are data too: the tests compile their own layer with them
+(:func:`mqa_case`). The step the student fixes is measured on its compiled program: the
+bytes one device sends per mesh axis (:func:`sent_by_axis`)."""
 
 from __future__ import annotations
 
 import jax
+import jax.numpy as jnp
 import numpy as np
-from jax.sharding import NamedSharding
+from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from grader.framework import hlo
+from grader.framework import hlo, plain
 from grader.framework.cases import case
 from grader.framework.judge import PASS, Hint, Verdict, difference, first_hint, result_close_to
 from grader.framework.placement import layout
@@ -228,8 +230,15 @@ def sent_by_axis(program: Program) -> dict[str, dict[str, float]]:
     count = program.exported.nr_devices
     sizes = (dict(zip(mesh.axis_names, mesh.axis_sizes, strict=True)) if mesh is not None
              else {"devices": count})
-    ids = [d.id for d in jax.devices()[:count]]
-    sent = hlo.sent_per_axis(program.compiled, sizes, ids)
+    return axes_sent(program.compiled, sizes, [d.id for d in jax.devices()[:count]])
+
+
+def axes_sent(text: str, sizes: dict[str, int], ids: list[int]) -> dict[str, dict[str, float]]:
+    """The bytes one device sends per call of a compiled program (its text) on a mesh of
+    these axis sizes and device ids, by the mesh axes of each collective ('data', 'model',
+    'data+model'; '?' for groups that fit no axes) and by kind, as
+    :func:`grader.framework.hlo.sent_per_axis` reads them."""
+    sent = hlo.sent_per_axis(text, sizes, ids)
     return {"?" if axes is None else "+".join(axes) or "none":
             {kind: float(size) for kind, size in kinds.items()} for axes, kinds in sent.items()}
 
@@ -278,13 +287,19 @@ def sends_no_more(got: dict, want: dict) -> Verdict:
 
 
 def same_as_one_device(got: dict, want: dict) -> Verdict:
-    """The new weights equal the one-device step's, computed by hand in float64."""
-    problem = difference(got.get("result"), want["_alone"])
-    return PASS if problem is None else Verdict(False, problem)
+    """A judge of :func:`tp_values_case`: the new weights equal the one-device step's."""
+    problem = got.get("difference")
+    return PASS if problem == "" else Verdict(False, str(problem), said_all=True)
 
 
 def tp_values_case(fn, *args) -> dict:
-    return {"result": fn(*args), "_alone": numpy_tp_step(*args)}
+    """How the new weights differ from the one-device step's, computed by hand in float64
+    (:func:`grader.framework.judge.difference`: keys, shapes, then values within its
+    tolerance), or "" where they agree. The probe compares them, next to the step it
+    measures, so that a public case stores a sentence rather than two copies of every weight
+    for each device count."""
+    new = plain.from_plain(plain.to_plain(fn(*args)))
+    return {"difference": difference(new, numpy_tp_step(*args)) or ""}
 
 
 def tp_sent_case(fn, *args) -> dict:
@@ -300,4 +315,203 @@ def equals_the_one_device_step(fn):
 
 @case("fixed_tp_step", hidden=False, judge=sends_no_more)
 def sends_what_tensor_parallelism_sends(fn):
-    return tp_sent_case(fn, *tp_inputs(61, 2, 16, 64, 4))
+    return tp_sent_case(fn, *tp_inputs(61, 2, 8, 32, 2))
+
+
+# --- mqa_specs ------------------------------------------------------------------------------
+#: The weights of the layer, in the order the specs are checked.
+MQA_NAMES = ("wq", "wkv", "wo", "w1", "w2")
+#: How close the layer placed with the student's specs must be to the layer on one device.
+MQA_RTOL, MQA_ATOL = 1e-4, 1e-5
+#: Rows of the batch per 'data' device, and positions per sequence.
+MQA_ROWS, MQA_SEQUENCE = 2, 8
+
+
+def mqa_shapes(d_model: int, heads: int, head_size: int, kv_heads: int,
+               d_hidden: int) -> dict[str, tuple[int, ...]]:
+    """The shape of each weight of one layer with ``kv_heads`` key/value heads."""
+    return {"wq": (d_model, heads, head_size), "wkv": (2, d_model, kv_heads, head_size),
+            "wo": (heads, head_size, d_model), "w1": (d_model, d_hidden),
+            "w2": (d_hidden, d_model)}
+
+
+def mqa_layer(params: dict, x: jax.Array) -> jax.Array:
+    """One layer of the exercise, as the tests compile it: causal attention whose H query
+    heads share G key/value heads (query head h reads key/value head h // (H / G)), then an
+    MLP, each after a layer norm without scale and added to x (batch, sequence, D). Nothing
+    in it says where an array lives: the compiler places every intermediate from where the
+    weights and x are."""
+    batch, length, _ = x.shape
+    heads, head_size = params["wq"].shape[1:]
+    kv_heads = params["wkv"].shape[2]
+
+    def norm(x):
+        mean = x.mean(-1, keepdims=True)
+        return (x - mean) * jax.lax.rsqrt(((x - mean) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+    h = norm(x)
+    q = jnp.einsum("bsd,dhk->bshk", h, params["wq"])
+    q = q.reshape(batch, length, kv_heads, heads // kv_heads, head_size)
+    k, v = jnp.einsum("bsd,cdgk->cbsgk", h, params["wkv"])
+    scores = jnp.einsum("btgrk,bsgk->bgrts", q, k) / np.sqrt(head_size)
+    causal = jnp.tril(jnp.ones((length, length), bool))
+    attention = jax.nn.softmax(jnp.where(causal, scores, -1e9), axis=-1)
+    o = jnp.einsum("bgrts,bsgk->btgrk", attention, v).reshape(batch, length, heads, head_size)
+    x = x + jnp.einsum("bshk,hkd->bsd", o, params["wo"])
+    return x + jax.nn.gelu(norm(x) @ params["w1"]) @ params["w2"]
+
+
+def mqa_mesh(kind: str) -> jax.sharding.Mesh:
+    """A ('data', 'model') mesh of every device, its axes Auto (the compiler places what
+    the specs leave open): ``"data"`` gives 'model' 2 devices where the count is even (4 x 2
+    on 8), ``"model"`` gives 'data' 2 (2 x 4), ``"all"`` gives 'model' them all (1 x 8)."""
+    n = jax.device_count()
+    two = 2 if n % 2 == 0 else 1
+    shape = {"data": (n // two, two), "model": (two, n // two), "all": (1, n)}[kind]
+    return jax.make_mesh(shape, ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+
+
+def _named(entry) -> tuple:
+    return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+
+
+def _described(value) -> str:
+    if isinstance(value, dict):
+        return f"a dict with keys {sorted(map(str, value))}"[:120]
+    return f"a {type(value).__name__}"
+
+
+def checked_specs(returned, shapes: dict, mesh) -> dict[str, P]:
+    """The specs the student returned, or a ValueError that says what is wrong with them: a
+    dict of a PartitionSpec per weight, each naming axes of the mesh, at most once, over
+    dimensions they divide."""
+    if not isinstance(returned, dict) or sorted(map(str, returned)) != sorted(MQA_NAMES):
+        raise ValueError(hints.MSG_MQA_NOT_SPECS.format(got=_described(returned),
+                                                        names=list(MQA_NAMES)))
+    sizes = dict(mesh.shape)
+    for name in MQA_NAMES:
+        spec, shape = returned[name], shapes[name]
+        why = None
+        if not isinstance(spec, P):
+            why = "it is not a PartitionSpec"
+        elif len(spec) > len(shape):
+            why = hints.MSG_MQA_TOO_LONG
+        else:
+            named = [axis for entry in spec for axis in _named(entry)]
+            unknown = [axis for axis in named if axis not in sizes]
+            twice = [axis for axis in named if named.count(axis) > 1]
+            if unknown:
+                why = hints.MSG_MQA_AXIS.format(axis=unknown[0], axes=list(sizes))
+            elif twice:
+                why = hints.MSG_MQA_TWICE.format(axis=twice[0])
+            for dim, entry in enumerate(spec):
+                parts = int(np.prod([sizes[a] for a in _named(entry)]))
+                if why is None and shape[dim] % parts:
+                    why = hints.MSG_MQA_INDIVISIBLE.format(dim=dim, size=shape[dim],
+                                                           axes=_named(entry), parts=parts)
+        if why:
+            raise ValueError(hints.MSG_MQA_BAD_SPEC.format(spec=str(spec)[:80], name=name,
+                                                           shape=shape, why=why))
+    return {name: returned[name] for name in MQA_NAMES}
+
+
+def mqa_case(fn, seed: int, mesh_kind: str, *sizes: int) -> dict:
+    """The layer compiled with the student's specs for its weights, x split by rows over
+    'data' and its result too: whether it computes the one-device layer, the bytes of
+    weights one device holds, and the bytes it sends per mesh axis. The student's function
+    returns data only (the specs): the program measured is the tests' own."""
+    mesh = mqa_mesh(mesh_kind)
+    shapes = mqa_shapes(*sizes)
+    specs = checked_specs(fn(dict(shapes), mesh), shapes, mesh)
+    rng = np.random.default_rng(seed)
+    params = {name: np.float32(rng.normal(size=shape) / np.sqrt(shape[-2] if name != "wkv"
+                                                                else shape[1]))
+              for name, shape in shapes.items()}
+    x = np.float32(rng.normal(size=(MQA_ROWS * mesh.shape["data"], MQA_SEQUENCE, sizes[0])))
+    placed = {name: NamedSharding(mesh, spec) for name, spec in specs.items()}
+    rows = NamedSharding(mesh, P("data"))
+    compiled = jax.jit(mqa_layer, in_shardings=(placed, rows), out_shardings=rows).lower(
+        params, x).compile()
+    out = compiled({k: jax.device_put(v, placed[k]) for k, v in params.items()},
+                   jax.device_put(x, rows))
+    alone = jax.jit(mqa_layer)(params, x)
+    return {
+        "same_as_one_device": bool(np.allclose(out, alone, rtol=MQA_RTOL, atol=MQA_ATOL)),
+        "weight_bytes": float(sum(np.prod(placed[k].shard_shape(shape)) * 4
+                                  for k, shape in shapes.items())),
+        "sent": axes_sent(compiled.as_text(), dict(mesh.shape),
+                          [d.id for d in mesh.devices.flat]),
+        "_specs": {name: [sorted(_named(e)) for e in specs[name]]
+                   + [[]] * (len(shapes[name]) - len(specs[name])) for name in MQA_NAMES},
+    }
+
+
+def split_over(name: str, dims: tuple[int, ...], axis: str | None = None):
+    """Whether the student's spec of ``name`` splits one of ``dims`` (over ``axis``, or any)."""
+    def when(got: dict, want: dict) -> bool:
+        entries = got["_specs"][name]
+        return any(axis in entries[d] if axis else bool(entries[d]) for d in dims)
+    return when
+
+
+def whole_over_model(got: dict, want: dict) -> bool:
+    """Whether a weight the reference splits over 'model' is whole over it here (wkv apart)."""
+    def names_model(specs, name):
+        return any("model" in entry for entry in specs[name])
+    return any(names_model(want["_specs"], name) and not names_model(got["_specs"], name)
+               for name in ("wq", "wo", "w1", "w2"))
+
+
+MQA_BYTES_HINTS = [
+    Hint(whole_over_model, hints.HINT_MQA_MEGATRON),
+    Hint(lambda got, want: split_over("wkv", (2,), "model")(want, got)
+         and not split_over("wkv", (2,), "model")(got, want), hints.HINT_MQA_KV_HEADS),
+]
+MQA_SENT_HINTS = [
+    Hint(lambda got, want: any(split_over(n, tuple(range(len(got["_specs"][n]))), "data")(
+        got, want) for n in MQA_NAMES), hints.HINT_MQA_DATA),
+    Hint(split_over("wkv", (0, 1, 3)), hints.HINT_MQA_KV_SPLIT),
+    Hint(lambda got, want: any(split_over(n, dims)(got, want) for n, dims in
+                               (("wq", (0, 2)), ("wo", (2,)), ("w1", (0,)), ("w2", (1,)))),
+         hints.HINT_MQA_CONTRACTION),
+]
+
+
+def within_the_references_bounds(got: dict, want: dict) -> Verdict:
+    """A judge of :func:`mqa_case`: the layer computes the one-device layer; each device
+    holds no more bytes of weights than with the reference's specs; and over every mesh
+    axis it sends at most :data:`SENT_MARGIN` times what the reference's specs send, plus
+    :data:`SENT_SLACK` bytes. Any specs within these bounds are right."""
+    if np.asarray(got.get("same_as_one_device")).tolist() is not True:
+        return Verdict(False, hints.MSG_MQA_VALUES.format(rtol=MQA_RTOL, atol=MQA_ATOL))
+    mine, theirs = (float(np.asarray(m["weight_bytes"]).item()) for m in (got, want))
+    if mine > theirs:
+        return Verdict(False, hints.MSG_MQA_BYTES.format(mine=mine, theirs=theirs),
+                       first_hint(MQA_BYTES_HINTS, got, want), said_all=True)
+    sent, reference = per_axis(got["sent"]), per_axis(want["sent"])
+    for axis in sorted(set(sent) | set(reference)):
+        if sent.get(axis, 0) > SENT_MARGIN * reference.get(axis, 0) + SENT_SLACK:
+            kinds = {k: int(np.asarray(v).item()) for k, v in got["sent"][axis].items()}
+            text = hints.MSG_MQA_SENT.format(axis=axis, mine=sent[axis],
+                                             theirs=reference.get(axis, 0), kinds=kinds)
+            return Verdict(False, text, first_hint(MQA_SENT_HINTS, got, want), said_all=True)
+    return PASS
+
+
+#: The public cases' layer: D = 16, H = 4 query heads of K = 16, a hidden layer of 64.
+MQA_SIZES = (16, 4, 16)
+
+
+@case("mqa_specs", hidden=False, judge=within_the_references_bounds)
+def one_kv_head_on_more_data_devices(fn):
+    return mqa_case(fn, 80, "data", *MQA_SIZES, 1, 64)
+
+
+@case("mqa_specs", hidden=False, judge=within_the_references_bounds)
+def two_kv_heads_on_more_data_devices(fn):
+    return mqa_case(fn, 81, "data", *MQA_SIZES, 2, 64)
+
+
+@case("mqa_specs", hidden=False, judge=within_the_references_bounds)
+def two_kv_heads_on_more_model_devices(fn):
+    return mqa_case(fn, 82, "model", *MQA_SIZES, 2, 64)

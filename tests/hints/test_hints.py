@@ -15,7 +15,7 @@ import pytest
 
 from grader import hints
 from grader import messages as msg
-from grader.hints import collectives, common, jit_sharding
+from grader.hints import capstone, collectives, common, jit_sharding
 
 #: A message each entry of ERROR_HINTS must answer with its hint, by the hint's name.
 SAMPLES = {
@@ -95,6 +95,9 @@ SAMPLES = {
         "differ:\n\nThe input carry component loop_carry[1] has type float32[2,4] but the "
         "corresponding output carry component has type float32[2,4]{V:stage}, so the manual "
         "axis types do not match."),
+    "HINT_MQA_KV_INDIVISIBLE": capstone.MSG_MQA_BAD_SPEC.format(
+        spec="P(None, None, 'model', None)", name="wkv", shape=(2, 16, 1, 16),
+        why=capstone.MSG_MQA_INDIVISIBLE.format(dim=2, size=1, axes=("model",), parts=2)),
 }
 
 

@@ -125,8 +125,20 @@ def tp_step_with(spec1, spec2):
     return jax.jit(step)
 
 
+def specs_with(**changed):
+    """Specs of the layer's weights, each written as short as it goes: Megatron's pairs over
+    'model', the key/value heads split where they divide by it; ``changed`` replaces some."""
+    def mqa_specs(shapes, mesh):
+        divides = shapes["wkv"][2] % mesh.shape["model"] == 0
+        specs = {"wq": P(None, "model"), "wkv": P(None, None, "model") if divides else P(),
+                 "wo": P("model"), "w1": P(None, "model"), "w2": P("model")}
+        return {**specs, **changed}
+    return mqa_specs
+
+
 CORRECT = {"adam_state_bytes": state_with(), "fsdp_gather_bytes": fsdp_gather_bytes,
-           "checkpoint_bytes": written_with(), "fixed_tp_step": jax.jit(manual_tp_step)}
+           "checkpoint_bytes": written_with(), "mqa_specs": specs_with(),
+           "fixed_tp_step": jax.jit(manual_tp_step)}
 for _name, _fn in CORRECT.items():
     _fn.__name__ = _fn.__qualname__ = _name
 
@@ -181,6 +193,24 @@ mistake("checkpoint_bytes", hints.HINT_CKPT_INDIVISIBLE, "every_block_shared")(
     written_with("split"))
 
 
+# --- mqa_specs ------------------------------------------------------------------------------
+@mistake("mqa_specs", hints.HINT_MQA_MEGATRON)
+def every_weight_kept_whole(shapes, mesh):
+    return dict.fromkeys(shapes, P())
+
+
+mistake("mqa_specs", hints.HINT_MQA_KV_INDIVISIBLE, "kv_heads_split_as_the_lesson_did")(
+    specs_with(wkv=P(None, None, "model")))
+mistake("mqa_specs", hints.HINT_MQA_KV_SPLIT, "kv_split_by_head_size")(
+    specs_with(wkv=P(None, None, None, "model")))
+mistake("mqa_specs", hints.HINT_MQA_KV_HEADS, "kv_kept_whole_where_its_heads_divide")(
+    specs_with(wkv=P()))
+mistake("mqa_specs", hints.HINT_MQA_CONTRACTION, "wo_split_by_its_output")(
+    specs_with(wo=P(None, None, "model")))
+mistake("mqa_specs", hints.HINT_MQA_DATA, "w1_stored_over_data_too")(
+    specs_with(w1=P("data", "model")))
+
+
 # --- fixed_tp_step --------------------------------------------------------------------------
 mistake("fixed_tp_step", hints.HINT_TP_GATHERS, "the_bug_left_in")(
     tp_step_with(P(None, None, "model"), P(None, None, "model")))
@@ -214,16 +244,23 @@ def returned_split_over_data_too(params, x, y):
      hints.HINT_CKPT_FIRST_COPY),
     ("checkpoint_bytes:all_data_parallel_with_replicated_leftovers", written_with("split"),
      hints.HINT_CKPT_INDIVISIBLE),
+    ("mqa_specs:one_kv_head_with_every_device_on_model",
+     specs_with(wkv=P(None, None, None, "model")), hints.HINT_MQA_KV_SPLIT),
+    ("mqa_specs:one_kv_head_with_every_device_on_model", specs_with(wo=P(None, None, "model")),
+     hints.HINT_MQA_CONTRACTION),
+    ("mqa_specs:four_kv_heads_in_a_wider_layer", specs_with(wkv=P()), hints.HINT_MQA_KV_HEADS),
     ("fixed_tp_step:sends_no_more_with_a_wide_hidden_layer",
      tp_step_with(P(None, None, "model"), P(None, None, "model")), hints.HINT_TP_GATHERS),
     ("fixed_tp_step:sends_no_more_from_stored_weights", tp_step_with(P(), P()),
      hints.HINT_TP_WHOLE_GRADIENTS),
 ], ids=["state_of_whole_arrays", "remat_the_wrong_way_round", "model_split_forgotten",
-        "ckpt_first_copy_only", "ckpt_indivisible_split", "tp_bug_left_in",
+        "ckpt_first_copy_only", "ckpt_indivisible_split", "mqa_kv_by_head_size",
+        "mqa_wo_by_output", "mqa_kv_kept_whole", "tp_bug_left_in",
         "tp_weights_kept_whole"])
 def test_the_graders_hidden_tests_give_their_hints(case_id, wrong, hint):
     """A prediction compared with a compiled update's arguments, what a compiled gradient
-    gathers over 'data', or what Orbax plans to write on each device, and a step measured
-    on its own compiled program: does the grader's hidden test fail each mistake with its
+    gathers over 'data', or what Orbax plans to write on each device, specs measured on the
+    tests' own layer compiled with them, and a step measured on its own compiled program:
+    does the grader's hidden test fail each mistake with its
     hint, and pass the correct function?"""
     assert_hidden_hint(case_id, wrong, hint, CORRECT)
