@@ -307,9 +307,11 @@ def _statements(code: str) -> list[tuple[str, tuple[int, int]]]:
     lines = [code[start:end] for start, end in spans]
     from copydetect.utils import filter_code
 
-    filtered = filter_code(f"\n{_LINE}\n".join(lines), "lines.py", language="python")[0]
-    return [(shape, span) for shape, span in zip(filtered.split(_LINE), spans, strict=True)
-            if shape]
+    parts = filter_code(f"\n{_LINE}\n".join(lines), "lines.py", language="python")[0].split(
+        _LINE)
+    if len(parts) != len(spans):  # a string across lines (never in normalised code): no marks
+        spans = [(0, 0)] * len(parts)
+    return [(shape, span) for shape, span in zip(parts, spans, strict=True) if shape]
 
 
 def _matched_in_order(a: Sequence[str], b: Sequence[str]) -> tuple[list[int], list[int]]:
