@@ -192,12 +192,11 @@ def find(entries: dict[str, Path], exercises: Sequence[str], solutions: Path,
                    written(submission.load(EXERCISE_NOTEBOOKS).sources, exercises), threshold)
     for exercise in exercises:
         prints = {name: (found[exercise], _fingerprint(found[exercise], boilerplate),
-                         _statements(found[exercise]))
+                         *_own_and_given(found[exercise], common))
                   for name, found in codes.items() if exercise in found}
         for (a, one), (b, other) in combinations(prints.items(), 2):
             shared, shares, spans = compare_files(one[1], other[1])
-            mine, theirs = ([shape for shape, _ in s[2] if shape not in common]
-                            for s in (one, other))
+            mine, theirs = ([shape for shape, _ in s[2]] for s in (one, other))
             # the statements in common, in any order, bound those in the same order: most
             # pairs are ruled out without counting the latter
             bound = sum((Counter(mine) & Counter(theirs)).values())
@@ -206,20 +205,16 @@ def find(entries: dict[str, Path], exercises: Sequence[str], solutions: Path,
             together = _in_order(mine, theirs) if orderly else 0
             order = tuple(together / len(s) if s else 0.0 for s in (mine, theirs))
             pair = Pair(exercise, (a, b), (float(shares[0]), float(shares[1])), int(shared),
-                        order, together, (one[0], other[0]), tuple(_ranges(s) for s in spans))
+                        order, together, (one[0], other[0]), tuple(_ranges(s) for s in spans),
+                        (one[3], other[3]))
             if pair.alike(threshold):
                 # what is marked: the code both measures found, so that a pair listed for its
                 # statements in order shows them (the fingerprints may share little of it)
                 lines = _matched_in_order(mine, theirs) if together else ((), ())
-                own = [[span for shape, span in side[2] if shape not in common]
-                       for side in (one, other)]
-                pairs.append(replace(
-                    pair,
-                    spans=tuple((*found, *(spans[i] for i in matched))
-                                for found, spans, matched in zip(pair.spans, own, lines,
-                                                                 strict=True)),
-                    given=tuple(tuple(span for shape, span in side[2] if shape in common)
-                                for side in (one, other))))
+                pairs.append(replace(pair, spans=tuple(
+                    (*fingerprinted, *(side[2][i][1] for i in matched))
+                    for fingerprinted, side, matched in zip(pair.spans, (one, other), lines,
+                                                            strict=True))))
     return sorted(pairs, key=lambda p: (-p.score, -p.shared, p.exercise, p.students))
 
 
@@ -312,6 +307,14 @@ def _statements(code: str) -> list[tuple[str, tuple[int, int]]]:
     if len(parts) != len(spans):  # a string across lines (never in normalised code): no marks
         spans = [(0, 0)] * len(parts)
     return [(shape, span) for shape, span in zip(parts, spans, strict=True) if shape]
+
+
+def _own_and_given(code: str, common: frozenset[str]) -> tuple[list, tuple]:
+    """The (shape, range) of each statement of ``code`` not written as the course's own code
+    is (``common``), and the ranges of those that are."""
+    statements = _statements(code)
+    return ([(shape, span) for shape, span in statements if shape not in common],
+            tuple(span for shape, span in statements if shape in common))
 
 
 def _matched_in_order(a: Sequence[str], b: Sequence[str]) -> tuple[list[int], list[int]]:
