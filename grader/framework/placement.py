@@ -44,6 +44,12 @@ def spec_of(x: Any) -> list | str:
     return entries + [None] * (x.ndim - len(entries))
 
 
+def entry_axes(entry: Any) -> tuple:
+    """The mesh axes one entry of a spec names (None, an axis name, or several), in order:
+    of a PartitionSpec's entry or of its plain form alike."""
+    return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
+
+
 def plain_spec(spec: Any) -> list:
     """A PartitionSpec's entries as plain data (as far as it was written: no padding)."""
     return [_entry(e) for e in spec]

@@ -15,7 +15,7 @@ from jax.sharding import PartitionSpec as P
 from grader.framework import hlo, plain
 from grader.framework.cases import case
 from grader.framework.judge import PASS, Hint, Verdict, difference, first_hint, result_close_to
-from grader.framework.placement import layout
+from grader.framework.placement import entry_axes, layout
 from grader.framework.probes import Program, measure
 from grader.hints import capstone as hints
 
@@ -371,10 +371,6 @@ def mqa_mesh(kind: str) -> jax.sharding.Mesh:
     return jax.make_mesh(shape, ("data", "model"), axis_types=(AxisType.Auto,) * 2)
 
 
-def _named(entry) -> tuple:
-    return () if entry is None else (entry,) if isinstance(entry, str) else tuple(entry)
-
-
 def _described(value) -> str:
     if isinstance(value, dict):
         return f"a dict with keys {sorted(map(str, value))}"[:120]
@@ -397,7 +393,7 @@ def checked_specs(returned, shapes: dict, mesh) -> dict[str, P]:
         elif len(spec) > len(shape):
             why = hints.MSG_MQA_TOO_LONG
         else:
-            named = [axis for entry in spec for axis in _named(entry)]
+            named = [axis for entry in spec for axis in entry_axes(entry)]
             unknown = [axis for axis in named if axis not in sizes]
             twice = [axis for axis in named if named.count(axis) > 1]
             if unknown:
@@ -405,10 +401,10 @@ def checked_specs(returned, shapes: dict, mesh) -> dict[str, P]:
             elif twice:
                 why = hints.MSG_MQA_TWICE.format(axis=twice[0])
             for dim, entry in enumerate(spec):
-                parts = int(np.prod([sizes[a] for a in _named(entry)]))
+                parts = int(np.prod([sizes[a] for a in entry_axes(entry)]))
                 if why is None and shape[dim] % parts:
                     why = hints.MSG_MQA_INDIVISIBLE.format(dim=dim, size=shape[dim],
-                                                           axes=_named(entry), parts=parts)
+                                                           axes=entry_axes(entry), parts=parts)
         if why:
             raise ValueError(hints.MSG_MQA_BAD_SPEC.format(spec=str(spec)[:80], name=name,
                                                            shape=shape, why=why))
@@ -441,7 +437,7 @@ def mqa_case(fn, seed: int, mesh_kind: str, *sizes: int) -> dict:
                                   for k, shape in shapes.items())),
         "sent": axes_sent(compiled.as_text(), dict(mesh.shape),
                           [d.id for d in mesh.devices.flat]),
-        "_specs": {name: [sorted(_named(e)) for e in specs[name]]
+        "_specs": {name: [sorted(entry_axes(e)) for e in specs[name]]
                    + [[]] * (len(shapes[name]) - len(specs[name])) for name in MQA_NAMES},
     }
 

@@ -14,7 +14,7 @@ from jax.sharding import PartitionSpec as P
 
 from grader.framework.cases import case
 from grader.framework.judge import Hint, Verdict, close
-from grader.framework.placement import layout
+from grader.framework.placement import entry_axes, layout
 from grader.framework.probes import hlo_collectives, input_shardings, jitted
 from grader.hints import jit_sharding as hints
 
@@ -55,9 +55,7 @@ def placement(sharding: Any, shape: tuple[int, ...]) -> list:
 
 
 def _names(entry: Any) -> set:
-    if entry is None:
-        return set()
-    return set(entry) if isinstance(entry, list) else {entry}
+    return set(entry_axes(entry))
 
 
 def _entry(spec: list, dim: int) -> Any:

@@ -17,6 +17,7 @@ from grader.framework.judge import PASS, Hint, Verdict, close, same
 from grader.framework.placement import (
     NOT_A_NAMED_SHARDING,
     blocks,
+    entry_axes,
     layout,
     mesh_of,
     plain_spec,
@@ -175,10 +176,6 @@ RAISED = "ValueError"
 NOT_A_SPEC = "not a PartitionSpec"
 
 
-def _names(entry: Any) -> list:
-    return [] if entry is None else [entry] if isinstance(entry, str) else list(entry)
-
-
 def _wrong_calls(test: Callable[[Any, Any], bool]) -> Callable[[dict, dict], bool]:
     """True when some call whose answer the judge refuses passes ``test(got, want)``."""
     return guarded(lambda got, want: any(
@@ -187,7 +184,7 @@ def _wrong_calls(test: Callable[[Any, Any], bool]) -> Callable[[dict, dict], boo
 
 
 def _uses_an_axis_twice(g: Any, w: Any) -> bool:
-    names = [n for entry in g for n in _names(entry)]
+    names = [n for entry in g for n in entry_axes(entry)]
     return len(names) != len(set(names))
 
 
@@ -196,7 +193,7 @@ SPEC_HINTS = [
          hints.HINT_SPEC_NOT_A_SPEC),
     Hint(_wrong_calls(lambda g, w: isinstance(g, list) and _uses_an_axis_twice(g, w)),
          hints.HINT_SPEC_AXIS_TWICE),
-    Hint(_wrong_calls(lambda g, w: g == RAISED and any(len(_names(e)) > 1 for e in w)),
+    Hint(_wrong_calls(lambda g, w: g == RAISED and any(len(entry_axes(e)) > 1 for e in w)),
          hints.HINT_SPEC_NEEDS_TUPLE),
     Hint(_wrong_calls(lambda g, w: w == RAISED and g != RAISED), hints.HINT_SPEC_NONE_EXISTS),
 ]
@@ -339,7 +336,7 @@ def spec_blocks(shape: Sequence[int], mesh_shape: dict, entries: list) -> list[i
         return hints.MSG_SPEC_NOT_A_SPEC.format(got=text)
     if len(entries) > len(shape):
         return hints.MSG_SPEC_TOO_LONG.format(got=text)
-    names = [n for entry in entries for n in _names(entry)]
+    names = [n for entry in entries for n in entry_axes(entry)]
     for name in names:
         if name not in mesh_shape:
             return hints.MSG_SPEC_UNKNOWN_AXIS.format(got=text, name=name)
