@@ -22,10 +22,12 @@ an exercise is a cell just before that exercise's test cell, and so is a crashin
 nbgrader autogrades one student at a time, a fresh kernel per notebook, with no sandbox.
 
 This grader grades the same class from its command line (``python -m grader grade``,
-``--jobs``, sandboxed, on every device count the tests name, with the verifier and its
-reference run in the time): this checkout's, and before it each ``--ours`` Python's (the
-venv of another checkout, say the grader before a change; its editable install decides which
-grader runs).
+``--jobs``, sandboxed, on every device count the tests name, with the verifier): this
+checkout's twice, first with its reference run in the time, then as a second batch of the same
+grader, which reads the reference run the first kept (as a regrade or the next week's batch
+does; the nbgrader side's expected values are computed before, untimed, too); and before it
+each ``--ours`` Python's (the venv of another checkout, say the grader before a change; its
+editable install decides which grader runs), with its reference run in the time.
 
 Prints, for each: the wall time, exercises graded per second, the CPU-seconds the machine
 spent busy per submission (/proc/stat: quiet the machine first), the mean points, the peak
@@ -55,6 +57,7 @@ from grading import ROOT, Student, busy_cpu_seconds, mixed_class, mixed_students
 from grader import course
 from grader.course import EXERCISES, LESSONS
 from grader.framework import cases
+from grader.grading import reference_cache
 
 PEAK_MEMORY = ROOT / "benchmarks" / "peak_memory.py"
 ASSIGNMENT = "course"
@@ -253,7 +256,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         tmp = args.keep or Path(scratch)
-        for made in ("nbgrader", "class", *(f"out{i}" for i in range(len(args.ours) + 1))):
+        for made in ("nbgrader", "class", *(f"out{i}" for i in range(len(args.ours) + 2))):
             shutil.rmtree(tmp / made, ignore_errors=True)
         tmp.mkdir(parents=True, exist_ok=True)
         drawn, kinds, imports = mixed_students(args.students)
@@ -278,13 +281,23 @@ def main() -> None:
         batch = tmp / "class"
         batch.mkdir()
         mixed_class(batch, args.students)
-        for i, python in enumerate([*args.ours, sys.executable]):
-            out = tmp / f"out{i}"
-            got = timed(python, ["grade", str(batch), "--out", str(out), "--jobs",
-                         str(args.jobs)], tmp, dict(os.environ))
-            name = "this grader" if python == sys.executable else f"grader of {python}"
-            rows.append((f"{name} (--jobs {args.jobs})", got, our_points(out)))
-            print(_row(*rows[-1], graded, args.students), flush=True)
+        # This grader's first batch runs the reference and keeps it; its second batch, as a
+        # regrade or next week's class would, reads it (grader/grading/reference_cache.py).
+        cache = Path(tempfile.mkdtemp(prefix="against-nbgrader-cache-"))
+        cache.chmod(0o755)  # reachable by the workers' user of a grader started by root
+        env = dict(os.environ) | {reference_cache.FOLDER_ENV: str(cache / "kept")}
+        try:
+            runs = [(p, "") for p in args.ours] + [(sys.executable, ", reference run"),
+                                                   (sys.executable, ", reference kept")]
+            for i, (python, which) in enumerate(runs):
+                out = tmp / f"out{i}"
+                got = timed(python, ["grade", str(batch), "--out", str(out), "--jobs",
+                             str(args.jobs)], tmp, env)
+                name = "this grader" if python == sys.executable else f"grader of {python}"
+                rows.append((f"{name}{which} (--jobs {args.jobs})", got, our_points(out)))
+                print(_row(*rows[-1], graded, args.students), flush=True)
+        finally:
+            reference_cache.remove(cache)
     print(f"\n{'':44} {'wall s':>8} {'ex/s':>7} {'CPU-s/sub':>9} {'points':>7} "
           f"{'peak MiB':>8} {'tree MiB':>8}")
     for row in rows:

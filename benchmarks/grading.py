@@ -34,7 +34,9 @@ and lesson 3's exercises written in another style one time in four (tests/altern
 one student in six also hands in a file whose function crashes or exits its worker (fixtures
 of tests/submissions/). Prints the wall time, exercises graded per second, the CPU-seconds the
 machine spent busy per submission (the grader's whole process tree on a quiet machine), and
-the mean points.
+the mean points, twice: for a first batch, whose reference run is in the time, and for a second
+batch of the same grader, which reads the reference run the first kept
+(grader/grading/reference_cache.py), as a regrade or the next week's batch does.
 
 With ``--hostile``, it grades instead a class of every fixture of tests/submissions/ (each
 ``.py`` fixture handed in alone, and the notebooks), by the command line in a process of its
@@ -63,7 +65,7 @@ from pathlib import Path
 from grader import course
 from grader.course import BY_NAME, EXERCISES
 from grader.framework import cases
-from grader.grading import grade
+from grader.grading import grade, reference_cache
 from grader.workers.sandbox import BWRAP, DEFAULT_LIMITS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -264,30 +266,43 @@ def mixed_class(batch: Path, students: int) -> dict[str, int]:
 
 
 def mixed(students: int, jobs: int) -> None:
-    """Grade the mixed class; print its time, pace, CPU and points."""
-    with tempfile.TemporaryDirectory() as tmp:
-        batch = Path(tmp) / "class"
-        batch.mkdir()
-        kinds = mixed_class(batch, students)
-        load_before = os.getloadavg()
-        cpu_before = busy_cpu_seconds()
-        start = time.perf_counter()
-        results = grade.grade(batch, Path(tmp) / "out", jobs=jobs)
-        total = time.perf_counter() - start
-        cpu = busy_cpu_seconds() - cpu_before
-    graded = students * len(EXERCISES)
-    print(f"mixed class: {students} students, jobs: {jobs}, cores: {os.cpu_count()}, "
-          f"sandbox: {'bubblewrap' if BWRAP else 'none'}")
-    print("exercises handed in: " + ", ".join(f"{n} {kind}" for kind, n in kinds.items()))
-    print(f"whole batch (with ref.):  {total:7.2f} s")
-    print(f"exercises per second:     {graded / total:7.3f} ({graded} graded, the reference "
-          "run included in the time)")
-    print(f"CPU per submission:       {cpu / students:7.2f} CPU-s (the machine's, busy during "
-          "the batch, the reference run shared out: quiet the machine first)")
-    print(f"mean points:              {sum(r.total for r in results) / students:7.1f} of "
-          f"{results[0].max_total:g}")
+    """Grade the mixed class twice, as a first batch (the reference run in the time, and
+    kept) and as a second batch of the same grader (which reads it); print the time, pace,
+    CPU and points of each."""
+    load_before = os.getloadavg()
+    cache = Path(tempfile.mkdtemp(prefix="grading-bench-cache-"))
+    cache.chmod(0o755)  # reachable by the workers' user of a grader started by root
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            batch = Path(tmp) / "class"
+            batch.mkdir()
+            kinds = mixed_class(batch, students)
+            print(f"mixed class: {students} students, jobs: {jobs}, cores: {os.cpu_count()}, "
+                  f"sandbox: {'bubblewrap' if BWRAP else 'none'}")
+            print("exercises handed in: " + ", ".join(f"{n} {kind}"
+                                                     for kind, n in kinds.items()))
+            for which in ("first batch, reference run included", "second batch, reference kept"):
+                cpu_before = busy_cpu_seconds()
+                start = time.perf_counter()
+                results = grade.grade(batch, Path(tmp) / which.split(",")[0], jobs=jobs,
+                                      cache=cache / "kept")
+                _mixed_figures(which, students, time.perf_counter() - start,
+                               busy_cpu_seconds() - cpu_before, results)
+    finally:
+        reference_cache.remove(cache)
     print(f"load average (1, 5, 15 min): before {_load(load_before)}, "
           f"after {_load(os.getloadavg())}")
+
+
+def _mixed_figures(which: str, students: int, total: float, cpu: float, results) -> None:
+    graded = students * len(EXERCISES)
+    print(f"{which}:")
+    print(f"  whole batch:            {total:7.2f} s")
+    print(f"  exercises per second:   {graded / total:7.3f} ({graded} graded)")
+    print(f"  CPU per submission:     {cpu / students:7.2f} CPU-s (the machine's, busy during "
+          "the batch, a reference run shared out: quiet the machine first)")
+    print(f"  mean points:            {sum(r.total for r in results) / students:7.1f} of "
+          f"{results[0].max_total:g}")
 
 
 def busy_cpu_seconds() -> float:

@@ -36,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="memory cap per worker process in MiB (default 4096)")
     grade.add_argument("--force", action="store_true",
                        help="regrade every submission, even those graded before into OUT")
+    grade.add_argument("--rerun-reference", action="store_true",
+                       help="run the reference solutions again rather than reading what an "
+                       "earlier batch of the same grader kept (in $GRADER_CACHE_DIR, else "
+                       "~/.cache/jax-course-grader)")
     grade.add_argument("--no-sandbox", action="store_true",
                        help="run submissions as plain processes, on purpose: without this, "
                        "grading needs bubblewrap's sandbox and refuses to run without one (as "

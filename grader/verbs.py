@@ -25,7 +25,7 @@ def grade(args: argparse.Namespace) -> int:
     """``grade SUBMISSIONS --out OUT``: check what the arguments name, grade the class (or
     a slice of it, or some students again), show the gradebook and say what was written."""
     from grader import course
-    from grader.grading import adjustments, grade, outputs, progress, texts
+    from grader.grading import adjustments, grade, outputs, progress, reference_cache, texts
     from grader.workers import process
     from grader.workers.sandbox import Limits
 
@@ -88,6 +88,8 @@ def grade(args: argparse.Namespace) -> int:
                 progress=shown,
                 work=work,
                 only=args.student,
+                cache=reference_cache.default_folder(),
+                rerun_reference=args.rerun_reference,
             )
     except (grade.GradingError, adjustments.RosterError) as exc:  # the latter edited since
         return _fail(str(exc))

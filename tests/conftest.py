@@ -2,6 +2,7 @@
 as errors in every process the tests start."""
 
 import os
+import tempfile
 
 from grader.devices import use_cpu_devices
 
@@ -15,3 +16,12 @@ DEPRECATIONS = "error::DeprecationWarning,ignore::DeprecationWarning:tornado.iol
 os.environ["PYTHONWARNINGS"] = DEPRECATIONS
 
 use_cpu_devices(8)
+
+from grader.grading import reference_cache  # noqa: E402 - after the devices are set
+
+#: The reference runs that `grade` keeps between batches (grader/grading/reference_cache.py):
+#: one folder per test run, shared by its parallel processes (pytest-xdist's run id), and
+#: never the user's own cache.
+RUN = os.environ.get("PYTEST_XDIST_TESTRUNUID", str(os.getpid()))
+os.environ[reference_cache.FOLDER_ENV] = os.path.join(tempfile.gettempdir(),
+                                                      f"grader-tests-cache-{RUN}")

@@ -28,7 +28,15 @@ from grader.course import EXERCISES, SOLUTIONS
 from grader.framework import cases as case_registry
 from grader.framework.cases import Case
 from grader.framework.results import ExerciseResult, StudentResult
-from grader.grading import outputs, roster, safe, similarity, submission, texts
+from grader.grading import (
+    outputs,
+    reference_cache,
+    roster,
+    safe,
+    similarity,
+    submission,
+    texts,
+)
 from grader.grading.outputs import STORE, Batch, Shard, write
 from grader.grading.progress import Progress
 from grader.grading.roster import Person
@@ -39,7 +47,7 @@ from grader.grading.store import (
     grader_parts,
     remove_leftovers,
 )
-from grader.workers import compiled, process
+from grader.workers import process
 from grader.workers.pool import close_all
 from grader.workers.run import Run
 from grader.workers.runner import run
@@ -167,6 +175,8 @@ def grade(
     progress: Progress | None = None,
     work: Work = Work(),
     only: Sequence[str] = (),
+    cache: Path | None = None,
+    rerun_reference: bool = False,
 ) -> list[StudentResult]:
     """Grade every entry of ``submissions`` (or the slice ``shard`` of them), ``jobs`` at a
     time (default: :func:`default_jobs`), on the exercises of ``work.assignment``, and write
@@ -177,7 +187,9 @@ def grade(
     Each result is stored as soon as it is known; a result stored by an earlier run of the
     same grader on the same submission is reused unless ``force``. ``only``: regrade just
     these students into ``out``, whose results.json gives everyone else's. ``progress`` hears
-    of every student as it starts and as it is done or reused.
+    of every student as it starts and as it is done or reused. ``cache``: the folder where
+    the reference run is kept for later batches (:mod:`grader.grading.reference_cache`; none
+    by default), and read unless ``rerun_reference``.
     """
     progress = progress or Progress()
     process.allow_workers()  # this process may have stopped an earlier batch
@@ -219,20 +231,22 @@ def grade(
     before = _why_again(todo, kept, out, texts.STALE_FORCED if force
                         else texts.STALE_ASKED if only else None)
     if todo:
-        sandbox = Sandbox(private_paths(submissions, out, solutions), use_bwrap=use_sandbox)
+        hidden = private_paths(submissions, out, solutions) + ((cache,) if cache else ())
+        sandbox = Sandbox(hidden, use_bwrap=use_sandbox)
         refused = sandbox.problem()  # without the sandbox only on purpose (--no-sandbox)
         if refused:
             raise GradingError(refused)
         jobs = max(1, jobs or default_jobs())
-        # The reference run compiles each of its programs once for the whole batch (see
-        # grader.workers.compiled): it alone writes them, every submission's worker reads them.
-        shared = compiled.new_folder()
+        # The reference run compiles each of its programs once (see grader.workers.compiled):
+        # it alone writes them, every submission's worker reads them; it is kept for later
+        # batches of the same grader (grader.grading.reference_cache).
+        ref = reference_cache.Reference(cache if sandbox.sandboxed else None,
+                                        reference_cache.key(combined(parts)), rerun_reference)
         try:
-            results |= _grade_all(todo, cases, limits, replace(sandbox, compiled=shared), jobs,
-                                  solutions, kept, prints, progress)
+            results |= _grade_all(todo, cases, limits, sandbox, jobs, solutions, kept, prints,
+                                  progress, ref)
         finally:
-            if shared is not None:
-                compiled.remove(shared)
+            ref.close()
     restored = kept.settle()
     if restored:
         print(texts.WARN_STORE_CHANGED.format(students=", ".join(sorted(restored))),
@@ -278,14 +292,19 @@ def _changed(before: dict[Path, StudentResult | None], results: dict[Path, Stude
 
 
 def _grade_all(todo: Sequence[Path], cases: Sequence[Case], limits: Limits, sandbox: Sandbox,
-               jobs: int, solutions: Path, kept: Store, prints: dict,
-               progress: Progress) -> dict[Path, StudentResult]:
-    """Run the reference, then grade every submission of ``todo``, ``jobs`` at a time, each
-    result stored as it is known; the results by submission. The reference run alone writes
-    the batch's compiled programs (``sandbox.compiled``, see grader.workers.compiled)."""
-    wants = reference(solutions, cases, limits, replace(sandbox, writes_compiled=True), jobs)
-    if sandbox.compiled is not None:
-        compiled.written(sandbox.compiled)
+               jobs: int, solutions: Path, kept: Store, prints: dict, progress: Progress,
+               ref: reference_cache.Reference) -> dict[Path, StudentResult]:
+    """Run the reference unless an earlier batch kept it (``ref``), then grade every
+    submission of ``todo``, ``jobs`` at a time, each result stored as it is known; the
+    results by submission. The reference run alone writes the compiled programs
+    (``ref.compiled`` and ``ref.tested``, see grader.workers.compiled)."""
+    wants = ref.wants
+    if wants is None:
+        wants = reference(solutions, cases, limits, replace(
+            sandbox, compiled=ref.compiled, tested=ref.tested, writes_compiled=True), jobs)
+        close_all()  # its testers and verifiers, which may write the compiled programs
+        ref.keep(wants)
+    sandbox = replace(sandbox, compiled=ref.compiled, tested=ref.tested)
     # Fewer students than job slots (a regrade, a small class): the spare slots run each
     # student's device counts side by side.
     per_student = max(1, jobs // len(todo))

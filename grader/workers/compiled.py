@@ -42,15 +42,28 @@ def new_folder() -> Path | None:
     run as another user, with a private TMPDIR): then the batch shares nothing."""
     folder = Path(tempfile.mkdtemp(prefix="grader-compiled-"))
     folder.chmod(0o755)
-    if os.geteuid() == 0 and not all(p.stat().st_mode & 0o001 for p in folder.parents):
+    if not reachable(folder):
         folder.rmdir()
         return None
     return folder
 
 
+def reachable(folder: Path) -> bool:
+    """Whether the workers' user can reach ``folder``: a grader started by root runs them as
+    another user (grader.workers.sandbox.worker_user), who must be let through every folder
+    above it."""
+    return os.geteuid() != 0 or all(p.stat().st_mode & 0o001 for p in folder.parents)
+
+
 def written(folder: Path) -> None:
-    """The reference run is done: nothing writes ``folder`` from now on, whoever it belonged
-    to while the reference's workers wrote it (see grader.workers.sandbox)."""
+    """The reference run is done: nothing writes ``folder`` or its entries from now on,
+    whoever they belonged to while the reference's workers wrote them (see
+    grader.workers.sandbox)."""
+    for entry in folder.iterdir():
+        if os.geteuid() == 0:
+            os.chown(entry, 0, 0, follow_symlinks=False)
+        if not entry.is_symlink():
+            entry.chmod(0o444)
     if os.geteuid() == 0:
         os.chown(folder, 0, 0)
     folder.chmod(0o555)
@@ -146,19 +159,23 @@ def layered(own, folder: Path, writes: bool):
 
 
 def install() -> None:
-    """Read the batch's compiled programs in this worker, as its environment says (and take
-    that out of the environment: processes it starts get none of it). JAX's own cache must
-    be configured already (the worker's, in its home)."""
+    """Read the batch's compiled programs in this worker, tester or verifier, as its
+    environment says, and take that and JAX's cache settings out of the environment:
+    processes it starts get none of them. JAX's own cache must be configured already (the
+    process's, in its home)."""
     folder = os.environ.pop(FOLDER_ENV, None)
     writes = os.environ.pop(WRITES_ENV, None) == "1"
-    if not folder:
-        return
-    try:  # JAX's internals: should a release change them, the worker compiles as before
-        from jax._src import compilation_cache
+    if folder:
+        try:  # JAX's internals: should a release change them, the process compiles as before
+            from jax._src import compilation_cache
 
-        compilation_cache._initialize_cache()
-        if compilation_cache._cache is not None:
-            compilation_cache._cache = layered(compilation_cache._cache, Path(folder), writes)
-    except (ImportError, AttributeError, TypeError):
-        pass
+            compilation_cache._initialize_cache()
+            if compilation_cache._cache is not None:
+                compilation_cache._cache = layered(compilation_cache._cache, Path(folder),
+                                                   writes)
+        except (ImportError, AttributeError, TypeError):
+            pass
+    for name in [n for n in os.environ if n.startswith(("JAX_COMPILATION_CACHE_",
+                                                         "JAX_PERSISTENT_CACHE_"))]:
+        del os.environ[name]  # JAX has read its cache's settings
 

@@ -87,20 +87,20 @@ class WorkerProcess:
             "PYTHONDONTWRITEBYTECODE": "1",
             "MPLBACKEND": "Agg",
         }
-        if module == "grader.workers.worker":
-            # JAX's compilation cache, the worker's own (never shared with another submission):
-            # a function that builds its shard_map or jit at each call is compiled once, not
-            # once per test. A verifier keeps none: each program it gets is new to it.
-            env.update({"JAX_COMPILATION_CACHE_DIR": os.path.join(self.home.name, "jax-cache"),
-                        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-                        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
-                        # which would put the cache's path (this worker's home) in every key
-                        "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "none"})
-            # Under it, the programs the reference run compiled (grader.workers.compiled).
-            if sandbox.shares_compiled:
-                env[compiled.FOLDER_ENV] = str(sandbox.compiled)
-                if sandbox.writes_compiled:
-                    env[compiled.WRITES_ENV] = "1"
+        # JAX's compilation cache, the process's own (never shared with another submission's):
+        # a function that builds its shard_map or jit at each call is compiled once, not once
+        # per test.
+        env.update({"JAX_COMPILATION_CACHE_DIR": os.path.join(self.home.name, "jax-cache"),
+                    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+                    "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+                    # which would put the cache's path (this process's home) in every key
+                    "JAX_PERSISTENT_CACHE_ENABLE_XLA_CACHES": "none"})
+        # Under it, the programs the reference run's workers, testers and verifiers compiled
+        # (grader.workers.compiled), which a submission's read.
+        if sandbox.shares_compiled:
+            env[compiled.FOLDER_ENV] = str(sandbox.compiled)
+            if sandbox.writes_compiled:
+                env[compiled.WRITES_ENV] = "1"
         self.sandboxed = sandbox.sandboxed
         # Its processes and threads together are capped in number and in memory, and share
         # the CPU as one, in a control group of its own; where none can be made, the worker

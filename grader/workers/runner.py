@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 
 from grader import messages as msg
 from grader.framework import cases as case_registry
@@ -41,17 +40,18 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
     if not sources:  # nothing to run: no worker needed to know that nothing is defined
         for exercise in list(todo):
             _settle(result, todo, exercise, {"missing": msg.MSG_NOT_FOUND.format(name=exercise)})
-    # Testers and verifiers run no code of the submission and read no compiled program of
-    # the batch's: their sandbox does not show the folder, and one tester serves the
-    # reference run and the submissions alike.
-    others = replace(sandbox, compiled=None, writes_compiled=False)
-    tester = _Tester((devices, limits, others))
+    # Testers and verifiers run no code of the submission. A verifier reads the compiled
+    # programs as its worker does, a tester the testers' own (the hidden tests' programs,
+    # which no worker sees); both write them in the reference run alone, so a tester or
+    # verifier of the reference run serves no submission (the pools keep them apart by
+    # sandbox).
+    tester = _Tester((devices, limits, sandbox.testing()))
     try:
         _run(sources, todo, result, limits, sandbox, tester, ends)
     finally:
         tester.release()
     if not stopping():
-        verify(result, limits, others, reference, ends)
+        verify(result, limits, sandbox, reference, ends)
     if stopping():  # what a killed worker measured last is not to be trusted
         raise Stopped
     return result

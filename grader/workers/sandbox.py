@@ -54,14 +54,22 @@ class Sandbox:
     bubblewrap, a plain process.
 
     ``compiled`` is the batch's folder of compiled programs (:mod:`grader.workers.compiled`):
-    a worker reads it, read-only, and only where ``writes_compiled`` (the reference run)
-    writes it. Only sandboxed workers use it: a plain process could write there."""
+    a worker or verifier reads it, read-only, and only where ``writes_compiled`` (the
+    reference run) writes it. ``tested`` is the testers' own, kept apart, since theirs are
+    the hidden tests' programs. Only sandboxed processes use them: a plain process could
+    write there."""
 
     hidden: tuple[Path, ...] = ()
     use_bwrap: bool = True
     scratch: int = 256 * 2**20
     compiled: Path | None = None
     writes_compiled: bool = False
+    tested: Path | None = None
+
+    def testing(self) -> Sandbox:
+        """The sandbox of a tester: the same, with the testers' folder of compiled programs
+        where a worker's is."""
+        return replace(self, compiled=self.tested, tested=None)
 
     @property
     def shares_compiled(self) -> bool:

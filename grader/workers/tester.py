@@ -72,6 +72,9 @@ def main() -> None:
     devices, have, requests, replies = begin()
     from grader.devices import WORKER_ENV
     from grader.framework import cases
+    from grader.workers import compiled
+
+    compiled.install()
 
     os.environ[WORKER_ENV] = "1"  # programs go to a verifier (framework.probes), not read
     cases.load(hidden=False)  # the hidden tests arrive with the first request

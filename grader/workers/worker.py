@@ -310,10 +310,7 @@ def main() -> None:
     from grader.devices import WORKER_ENV
 
     os.environ[WORKER_ENV] = "1"  # from now on notebooks' device set-up and check() stand down
-    compiled.install()
-    for name in [n for n in os.environ if n.startswith(("JAX_COMPILATION_CACHE_",
-                                                         "JAX_PERSISTENT_CACHE_"))]:
-        del os.environ[name]  # JAX has read its cache's settings: processes started here keep none
+    compiled.install()  # processes started here keep none of JAX's cache settings
     worker = Worker(replies)
     forbid_trace_hooks()
     import grader.framework.cases

@@ -138,6 +138,7 @@ SANDBOX_ONLY: dict[str, dict[str, tuple[float, str]]] = {
     "tries-root-escapes-from-the-sandbox-all-correct": {},
     "plants-code-in-the-grader-package-all-correct": {},
     "plants-compiled-programs-for-the-class-all-correct": {},
+    "reads-the-kept-reference-measurements-all-correct": {},
 }
 if sandbox.BWRAP:
     OUTCOMES.update(SANDBOX_ONLY)
