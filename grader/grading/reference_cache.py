@@ -5,7 +5,8 @@ changed: its code, tests, hints, solutions, limits or exercises, JAX or Python.
 
 - **Who writes.** Only a reference run that succeeded, in a folder of its own
   (``.building-*``) that becomes the entry in one rename: a failing or interrupted reference
-  leaves no entry, and two batches that build the same entry at once keep the first.
+  leaves no entry, and two batches that build the same entry at once keep the first. A run
+  asked for (``grade --rerun-reference``) replaces the entry.
 - **Who reads.** The grader reads the measurements (``reference.json``: the hidden tests'
   expected values, never in a worker's sandbox). Every worker and verifier of a later batch
   reads the compiled programs (``compiled/``), every tester the testers' (``tested/``: the
@@ -97,6 +98,7 @@ class Reference:
     def __init__(self, folder: Path | None, entry: str, rerun: bool = False) -> None:
         self.folder = folder if folder is not None and self._usable(folder) else None
         self.entry = entry
+        self.rerun = rerun
         self.wants: dict[int, Run] | None = None
         self._building: Path | None = None
         if self.folder is not None and not rerun:
@@ -150,6 +152,8 @@ class Reference:
         measured.write_text(json.dumps({str(n): run_to_json(run) for n, run in wants.items()}))
         measured.chmod(0o444)
         self._building.chmod(0o555)
+        if self.rerun:  # asked to run it again: this run's measurements replace the entry's
+            remove(self.folder / self.entry)
         try:
             self._building.rename(self.folder / self.entry)
         except OSError:  # another batch kept the same entry first: this one's goes

@@ -87,6 +87,16 @@ def test_another_grader_or_a_rerun_runs_its_own_reference(folder):
     assert sorted(p.name for p in folder.iterdir()) == ["grader-a"]  # nothing else left
 
 
+def test_a_rerun_replaces_the_kept_reference(folder):
+    """Is the reference a batch was asked to run again kept in place of the earlier one?"""
+    kept(folder)
+    ref = Reference(folder, "grader-a", rerun=True)
+    again = {8: Run(8, {"halo_difference:periodic": {"ok": True, "data": {"result": [0]}}})}
+    ref.keep(again)
+    ref.close()
+    assert Reference(folder, "grader-a").wants == again
+
+
 @pytest.mark.parametrize("opened", [".", MEASURED, "compiled", "compiled/sealed-program",
                                     "tested", "tested/sealed-program"])
 def test_an_entry_someone_else_could_write_is_passed_over(folder, opened):
