@@ -58,6 +58,7 @@ from grader import course
 from grader.course import EXERCISES, LESSONS
 from grader.framework import cases
 from grader.grading import reference_cache
+from grader.workers import compiled
 
 PEAK_MEMORY = ROOT / "benchmarks" / "peak_memory.py"
 ASSIGNMENT = "course"
@@ -297,7 +298,7 @@ def main() -> None:
                 rows.append((f"{name}{which} (--jobs {args.jobs})", got, our_points(out)))
                 print(_row(*rows[-1], graded, args.students), flush=True)
         finally:
-            reference_cache.remove(cache)
+            compiled.remove(cache)
     print(f"\n{'':44} {'wall s':>8} {'ex/s':>7} {'CPU-s/sub':>9} {'points':>7} "
           f"{'peak MiB':>8} {'tree MiB':>8}")
     for row in rows:

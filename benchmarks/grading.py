@@ -65,7 +65,8 @@ from pathlib import Path
 from grader import course
 from grader.course import BY_NAME, EXERCISES
 from grader.framework import cases
-from grader.grading import grade, reference_cache
+from grader.grading import grade
+from grader.workers import compiled
 from grader.workers.sandbox import BWRAP, DEFAULT_LIMITS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -289,7 +290,7 @@ def mixed(students: int, jobs: int) -> None:
                 _mixed_figures(which, students, time.perf_counter() - start,
                                busy_cpu_seconds() - cpu_before, results)
     finally:
-        reference_cache.remove(cache)
+        compiled.remove(cache)
     print(f"load average (1, 5, 15 min): before {_load(load_before)}, "
           f"after {_load(os.getloadavg())}")
 

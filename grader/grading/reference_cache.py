@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import stat
 import tempfile
 from importlib import metadata
@@ -101,6 +100,7 @@ class Reference:
         self.rerun = rerun
         self.wants: dict[int, Run] | None = None
         self._building: Path | None = None
+        self._temporary: list[Path] = []  # what close() removes: this batch's alone
         if self.folder is not None and not rerun:
             self.wants = self._read()
         if self.wants is not None:
@@ -108,11 +108,13 @@ class Reference:
         elif self.folder is not None:
             self._building = Path(tempfile.mkdtemp(prefix=_BUILDING, dir=self.folder))
             self._building.chmod(0o755)
+            self._temporary = [self._building]
             self.compiled, self.tested = (self._building / f for f in FOLDERS)
             for made in (self.compiled, self.tested):
                 made.mkdir(mode=0o755)
         else:
             self.compiled, self.tested = compiled.new_folder(), compiled.new_folder()
+            self._temporary = [f for f in (self.compiled, self.tested) if f is not None]
 
     @staticmethod
     def _usable(folder: Path) -> bool:
@@ -153,12 +155,12 @@ class Reference:
         measured.chmod(0o444)
         self._building.chmod(0o555)
         if self.rerun:  # asked to run it again: this run's measurements replace the entry's
-            remove(self.folder / self.entry)
+            compiled.remove(self.folder / self.entry)
         try:
             self._building.rename(self.folder / self.entry)
         except OSError:  # another batch kept the same entry first: this one's goes
             return
-        self._building = None
+        self._building, self._temporary = None, []
         self.compiled, self.tested = (self.folder / self.entry / f for f in FOLDERS)
         self._prune()
 
@@ -167,24 +169,9 @@ class Reference:
                           and p.is_dir() and _ours(p)),
                          key=lambda p: p.stat().st_mtime, reverse=True)
         for old in entries[KEEP:]:
-            remove(old)
+            compiled.remove(old)
 
     def close(self) -> None:
         """Remove this batch's folders of compiled programs unless they are the cache's entry."""
-        if self._building is not None:
-            remove(self._building)
-        elif self.wants is None and self.folder is None:
-            for folder in (self.compiled, self.tested):
-                if folder is not None:
-                    compiled.remove(folder)
-
-
-def remove(folder: Path) -> None:
-    """Remove a folder that :func:`keep` left read-only."""
-    for path in (folder, *folder.rglob("*")):
-        try:
-            if path.is_dir() and not path.is_symlink():
-                path.chmod(0o755)
-        except OSError:
-            pass
-    shutil.rmtree(folder, ignore_errors=True)
+        for folder in self._temporary:
+            compiled.remove(folder)

@@ -70,11 +70,14 @@ def written(folder: Path) -> None:
 
 
 def remove(folder: Path) -> None:
-    """Remove the batch's folder (which :func:`written` left read-only)."""
-    try:
-        folder.chmod(0o755)
-    except OSError:
-        pass
+    """Remove a batch's folder, or a tree of them (grader.grading.reference_cache's entries),
+    which :func:`written` left read-only."""
+    for path in (folder, *folder.rglob("*")):
+        try:
+            if path.is_dir() and not path.is_symlink():
+                path.chmod(0o755)
+        except OSError:
+            pass
     shutil.rmtree(folder, ignore_errors=True)
 
 
