@@ -66,18 +66,6 @@ def key(grader_print: str) -> str:
     return fingerprint([], grader_print, platform.python_version(), jaxlib)[:32]
 
 
-def run_to_json(run: Run) -> dict:
-    return {"devices": run.devices, "outcomes": run.outcomes, "problems": run.problems,
-            "programs": [[case, list(where), measure, blob]
-                         for (case, where, measure), blob in run.programs.items()]}
-
-
-def run_from_json(data: dict) -> Run:
-    return Run(int(data["devices"]), dict(data["outcomes"]), list(data["problems"]),
-               programs={(case, tuple(where), measure): blob
-                         for case, where, measure, blob in data["programs"]})
-
-
 def _ours(path: Path) -> bool:
     """Whether ``path`` is this user's own, no link, and nobody else may write it."""
     try:
@@ -135,7 +123,7 @@ class Reference:
                 if not all(_ours(found) for found in (entry / folder).iterdir()):
                     return None
             data = json.loads((entry / MEASURED).read_text())
-            wants = {int(n): run_from_json(run) for n, run in data.items()}
+            wants = {int(n): Run.from_json(run) for n, run in data.items()}
         except (OSError, ValueError, KeyError, TypeError):
             return None
         os.utime(entry)  # the newest used, the last removed
@@ -151,7 +139,7 @@ class Reference:
         if self._building is None or any(run.unfinished for run in wants.values()):
             return
         measured = self._building / MEASURED
-        measured.write_text(json.dumps({str(n): run_to_json(run) for n, run in wants.items()}))
+        measured.write_text(json.dumps({str(n): run.to_json() for n, run in wants.items()}))
         measured.chmod(0o444)
         self._building.chmod(0o555)
         if self.rerun:  # asked to run it again: this run's measurements replace the entry's

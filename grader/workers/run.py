@@ -32,3 +32,17 @@ class Run:
     programs: dict[tuple[str, tuple, str], str] = field(default_factory=dict)
     kept: int = 0  # what the replies kept cost (see grader.workers.replies)
     kept_bytes: int = 0  # and their bytes
+
+    def to_json(self) -> dict:
+        """What was measured, as JSON (a reference run kept between batches,
+        :mod:`grader.grading.reference_cache`); an unfinished run is never kept."""
+        return {"devices": self.devices, "outcomes": self.outcomes, "problems": self.problems,
+                "programs": [[case, list(where), measure, blob]
+                             for (case, where, measure), blob in self.programs.items()]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Run:
+        """A run as :meth:`to_json` wrote it."""
+        return cls(int(data["devices"]), dict(data["outcomes"]), list(data["problems"]),
+                   programs={(case, tuple(where), measure): blob
+                             for case, where, measure, blob in data["programs"]})

@@ -19,7 +19,7 @@ from markers import NEEDS_ROOT, NEEDS_THE_SANDBOX
 
 from grader import assignments
 from grader.grading import grade
-from grader.grading.reference_cache import KEEP, MEASURED, Reference, run_from_json, run_to_json
+from grader.grading.reference_cache import KEEP, MEASURED, Reference
 from grader.workers.run import Run
 
 
@@ -57,7 +57,7 @@ def kept(folder: Path, entry: str = "grader-a") -> Path:
 def test_a_run_reads_back_as_it_was():
     """Does a measured run come back from the cache's JSON equal to what was measured?"""
     for run in measured().values():
-        assert run_from_json(json.loads(json.dumps(run_to_json(run)))) == run
+        assert Run.from_json(json.loads(json.dumps(run.to_json()))) == run
 
 
 def test_the_next_batch_of_the_same_grader_reads_the_kept_reference(folder):
