@@ -19,9 +19,9 @@ import pytest
 from markers import NEEDS_CGROUPS, NEEDS_MEMORY_GROUPS
 from test_sandbox import left_after
 
-from grader.workers import confine
+from grader.workers import confine, sandbox
 from grader.workers.process import WorkerProcess
-from grader.workers.sandbox import BWRAP, Limits, Sandbox, worker_user
+from grader.workers.sandbox import BWRAP, Limits, Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def started_in_a_worker(sandboxed: bool) -> tuple[int, WorkerProcess]:
 def users_processes() -> set[str]:
     """The workers' user's processes, in any state (ending, or waiting to be reaped,
     included)."""
-    found, uid = set(), (worker_user() or (os.getuid(),))[0]
+    found, uid = set(), (sandbox.worker_user() or (os.getuid(),))[0]
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             if stat.stat().st_uid == uid:
@@ -65,6 +65,22 @@ def users_processes() -> set[str]:
         except OSError:
             continue
     return found
+
+
+def a_user_of_its_own(monkeypatch) -> None:
+    """As root, run this test's workers as a user no other process runs as, so that the cap,
+    which counts what that user runs, is not widened by another test's workers (run as
+    ``nobody`` beside this one by xdist) ending while this one starts its processes."""
+    if os.geteuid() != 0:
+        return
+    running = set()
+    for path in Path("/proc").glob("[0-9]*"):
+        try:
+            running.add(path.stat().st_uid)
+        except OSError:  # ended meanwhile
+            continue
+    uid = next(uid for uid in range(60000 + os.getpid() % 4000, 65000) if uid not in running)
+    monkeypatch.setattr(sandbox, "worker_user", lambda: (uid, uid))
 
 
 def settle(seconds: float = 30, still: float = 2) -> None:
@@ -97,6 +113,7 @@ def test_without_a_control_group_a_worker_caps_its_users_processes(sandboxed, mo
     than it runs (in the sandbox, its namespace's alone), and leave none behind? (Root is
     exempt from that cap, but a grader started by root runs its workers as another user.)"""
     monkeypatch.setattr(confine.Group, "create", classmethod(lambda cls, memory=None: None))
+    a_user_of_its_own(monkeypatch)
     # The cap counts what the user runs now, and an earlier test's killed processes may still
     # be ending or waiting to be reaped: they would free their places in the middle of this.
     settle()
