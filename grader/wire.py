@@ -296,7 +296,6 @@ def _read_array(inner: Any, budget: list[int]) -> Any:
     """A JAX array rebuilt from what each device held: on the same devices, with the same
     sharding, each device's shard as sent (copies that should agree may not)."""
     import jax
-    import jax.numpy as jnp
 
     shape = _shape(inner["shape"])
     placed, shards, committed = inner["sharding"], inner["shards"], inner["committed"]
@@ -314,7 +313,9 @@ def _read_array(inner: Any, budget: list[int]) -> Any:
         if set(held) != {placed["device"]} or held[placed["device"]].shape != shape:
             raise Unreadable(msg.WIRE_MALFORMED.format(why="a shard of another shape"))
         data = held[placed["device"]]
-        return jax.device_put(data, devices[placed["device"]]) if committed else jnp.asarray(data)
+        # Uncommitted: device_put with no device, as jnp.asarray would place it, but with no
+        # program to trace and compile per shape and dtype.
+        return jax.device_put(data, devices[placed["device"]] if committed else None)
     named = placed["named"]
     mesh = _read_mesh(named["mesh"])
     sharding = jax.sharding.NamedSharding(mesh, _read_spec(named["spec"], mesh))

@@ -69,6 +69,25 @@ def test_every_kind_of_value_comes_back_as_it_was():
     assert back["arrays"][0].committed is False and back["arrays"][1].committed is True
 
 
+def test_arrays_are_read_back_without_compiling_anything():
+    """A worker and a tester read many arrays of many shapes: is reading one back, on one
+    device (committed or not) or split over a mesh, free of any program to trace and lower
+    (as ``jnp.asarray`` would lower one per shape and dtype)?"""
+    lowered = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, seconds, **kw: lowered.append(event)
+        if event == "/jax/core/compile/jaxpr_to_mlir_module_duration" else None)
+    values = [jax.device_put(np.full((n, 3), n, dtype))
+              for n in (5, 6, 7) for dtype in ("float32", "int16")]
+    sent = wire.encode([*values, jax.device_put(values[0], jax.devices()[1]),
+                        jax.device_put(np.zeros((8, 2)), NamedSharding(_grid(), P("y")))])
+    lowered.clear()
+    back = wire.decode(sent)
+    assert all(a.committed is False for a in back[:-2]) and back[-2].committed
+    assert all(_same(a, b) for a, b in zip(back[:-2], values, strict=True))
+    assert lowered == []
+
+
 def test_copies_that_should_agree_come_back_as_each_device_held_them():
     """A result that claims to be the same on every device but is not (a shard_map output
     with the check off, say): does each device's copy come back as it was, not the first

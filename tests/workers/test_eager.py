@@ -1,0 +1,74 @@
+"""Eager shard_map's programs kept for a worker's life (grader/workers/eager.py): does a
+function that runs shard_map outside jit lower nothing when called again in a worker, where a
+plain process of the pinned JAX lowers every primitive of it again?"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from grader.workers.process import WorkerProcess
+from grader.workers.sandbox import Limits, Sandbox
+
+# Calls an eager shard_map function of ten steps twice and says how many programs JAX lowered
+# to StableHLO during each call, counted by JAX's own event for that.
+CALLED_TWICE = """
+import jax
+import jax.numpy as jnp
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+lowered = []
+jax.monitoring.register_event_duration_secs_listener(
+    lambda event, seconds, **kw: lowered.append(event)
+    if event == "/jax/core/compile/jaxpr_to_mlir_module_duration" else None)
+mesh = jax.make_mesh((2,), ("x",))
+
+
+def body(a):
+    for _ in range(5):
+        a = jax.lax.psum(jnp.tanh(a) * 2, "x")
+    return a
+
+
+step = jax.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x"))
+x = jax.device_put(jnp.ones((4, 3)), NamedSharding(mesh, P("x")))
+counts = []
+for _ in range(2):
+    before = len(lowered)
+    step(x).block_until_ready()
+    counts.append(len(lowered) - before)
+raise RuntimeError(f"lowered {counts[0]} then {counts[1]}")
+"""
+
+
+def _counts(text: str) -> tuple[int, int]:
+    first, second = re.search(r"lowered (\d+) then (\d+)", text).groups()
+    return int(first), int(second)
+
+
+def test_a_worker_lowers_an_eager_shard_map_once():
+    """Called again in the same worker, does the function lower nothing at all?"""
+    limits = Limits()
+    worker = WorkerProcess(2, limits, Sandbox())
+    try:
+        worker.receive("ready", limits.start)
+        reply = worker.request("cell", 120, file="a.py", label="a.py", source=CALLED_TWICE)
+    finally:
+        worker.close()
+    first, second = _counts(reply["error"]["message"])
+    assert first > 0
+    assert second == 0
+
+
+def test_without_it_jax_lowers_every_primitive_again():
+    """The reason for it: in a plain process of the pinned JAX, does the second call lower
+    its primitives all over again? (Should a JAX release keep them itself, this fails, and
+    grader/workers/eager.py can go.)"""
+    source = ("import os\nos.environ['XLA_FLAGS'] = "
+              "'--xla_force_host_platform_device_count=2'\n" + CALLED_TWICE)
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
+                          timeout=300)
+    first, second = _counts(done.stderr)
+    assert second >= 10  # every tanh, multiply and psum of the five steps
+    assert first >= second
