@@ -12,10 +12,9 @@ functions run eagerly, and the grader calls each several times on several device
 :func:`install` makes equal partials one object, kept among the newest :data:`KEPT`, so
 JAX's own caches find them again: a function of ten ``tanh``, ``psum`` steps, called eagerly on
 8 devices, went from 2.6 CPU-seconds and 92 programs lowered a call to 0.04 and none
-(``benchmarks/eager_shard_map.py``). Two
-equal partials are the same primitive with the same parameters on the same mesh: JAX itself
-would reuse one's programs for the other while both lived. The table is the process's own,
-and a worker serves one submission.
+(``benchmarks/eager_shard_map.py``). Two equal partials are the same primitive with the same
+parameters on the same mesh: JAX itself would reuse one's programs for the other while both
+lived. The table is the process's own, and a worker serves one submission.
 """
 
 from __future__ import annotations
