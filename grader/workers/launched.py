@@ -18,11 +18,11 @@ def replayed(job: dict) -> Any:
     join()
     os.environ[WORKER_ENV] = "1"  # the cells' device set-up, check() and run() stand down
     from grader.framework import cases
-    from grader.workers import eager
+    from grader.workers import reuse
     from grader.workers import seal as sealing
     from grader.workers.worker import Worker
 
-    eager.install()  # as in the grader's worker
+    reuse.install()  # as in the grader's worker
     module, name = job["probe"].split(":")
     probe = getattr(importlib.import_module(module), name)
     with open(os.devnull, "w") as nowhere:

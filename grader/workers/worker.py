@@ -21,7 +21,7 @@ import sys
 import warnings
 from typing import Any, TextIO
 
-from grader.workers import compiled, eager
+from grader.workers import compiled, reuse
 from grader.workers import seal as sealing
 from grader.workers.confine import begin
 from grader.workers.record import RECORD  # lesson 6: launched processes replay what ran here
@@ -311,7 +311,7 @@ def main() -> None:
 
     os.environ[WORKER_ENV] = "1"  # from now on notebooks' device set-up and check() stand down
     compiled.install()  # processes started here keep none of JAX's cache settings
-    eager.install()
+    reuse.install()
     worker = Worker(replies)
     forbid_trace_hooks()
     import grader.framework.cases

@@ -1,6 +1,6 @@
-"""Eager shard_map's programs kept for a worker's life (grader/workers/eager.py): does a
-function that runs shard_map outside jit lower nothing when called again in a worker, where a
-plain process of the pinned JAX lowers every primitive of it again?"""
+"""What a worker reuses of JAX's work (grader/workers/reuse.py): does a function that runs
+shard_map outside jit lower nothing when called again in a worker, and do the programs a worker
+lowers share an MLIR context, where a plain process of the pinned JAX does neither?"""
 
 from __future__ import annotations
 
@@ -38,17 +38,22 @@ for _ in range(2):
     before = len(lowered)
     step(x).block_until_ready()
     counts.append(len(lowered) - before)
-raise RuntimeError(f"lowered {counts[0]} then {counts[1]}")
+first, second = (jax.jit(lambda a: a * n).lower(jnp.ones(n)).compiler_ir() for n in (2, 3))
+raise RuntimeError(f"lowered {counts[0]} then {counts[1]}, one context: "
+                   f"{first.context is second.context}")
 """
 
 
-def _counts(text: str) -> tuple[int, int]:
-    first, second = re.search(r"lowered (\d+) then (\d+)", text).groups()
-    return int(first), int(second)
+def _counts(text: str) -> tuple[int, int, bool]:
+    """The programs lowered at each call, and whether two lowerings shared a context."""
+    first, second, one = re.search(r"lowered (\d+) then (\d+), one context: (\w+)",
+                                   text).groups()
+    return int(first), int(second), one == "True"
 
 
-def test_a_worker_lowers_an_eager_shard_map_once():
-    """Called again in the same worker, does the function lower nothing at all?"""
+def test_a_worker_lowers_an_eager_shard_map_once_in_one_context():
+    """Called again in the same worker, does the function lower nothing at all, and do two
+    programs lowered one after the other share their MLIR context?"""
     limits = Limits()
     worker = WorkerProcess(2, limits, Sandbox())
     try:
@@ -56,19 +61,22 @@ def test_a_worker_lowers_an_eager_shard_map_once():
         reply = worker.request("cell", 120, file="a.py", label="a.py", source=CALLED_TWICE)
     finally:
         worker.close()
-    first, second = _counts(reply["error"]["message"])
+    first, second, one_context = _counts(reply["error"]["message"])
     assert first > 0
     assert second == 0
+    assert one_context
 
 
-def test_without_it_jax_lowers_every_primitive_again():
+def test_without_it_jax_lowers_every_primitive_again_each_in_a_new_context():
     """The reason for it: in a plain process of the pinned JAX, does the second call lower
-    its primitives all over again? (Should a JAX release keep them itself, this fails, and
-    grader/workers/eager.py can go.)"""
+    its primitives all over again, and does each program get a context of its own? (Should a
+    JAX release do either itself, this fails, and that part of grader/workers/reuse.py can
+    go.)"""
     source = ("import os\nos.environ['XLA_FLAGS'] = "
               "'--xla_force_host_platform_device_count=2'\n" + CALLED_TWICE)
     done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
                           timeout=300)
-    first, second = _counts(done.stderr)
+    first, second, one_context = _counts(done.stderr)
     assert second >= 10  # every tanh, multiply and psum of the five steps
     assert first >= second
+    assert not one_context

@@ -1,12 +1,18 @@
-"""An eager shard_map called again and again, with and without grader/workers/eager.py.
+"""What a worker reuses of JAX's work (grader/workers/reuse.py), with and without it.
 
-    .venv/bin/python benchmarks/eager_shard_map.py [--steps 10] [--calls 4] [--devices 8]
+    .venv/bin/python benchmarks/reuse.py [--steps 10] [--calls 4] [--programs 200] [--devices 8]
 
-A function of ``--steps`` steps (``tanh``, a multiply, an add, a ``psum``, a divide), run by
-``jax.shard_map`` outside ``jax.jit`` as many lessons' functions are, is called ``--calls``
-times in a fresh process: once as JAX runs it, once with :func:`grader.workers.eager.install`
-(as every grader worker has it). Prints each call's CPU-seconds and the programs JAX lowered to
-StableHLO during it, side by side. Speed is measured here, never asserted in a test.
+Two measures, each in a fresh process as JAX runs it and in one with
+:func:`grader.workers.reuse.install` (as every grader worker has it), printed side by side:
+
+- an eager shard_map: a function of ``--steps`` steps (``tanh``, a multiply, an add, a
+  ``psum``, a divide), run by ``jax.shard_map`` outside ``jax.jit`` as many lessons' functions
+  are, called ``--calls`` times: each call's CPU-seconds and the programs JAX lowered to
+  StableHLO during it;
+- lowering: ``--programs`` small jitted programs, each of its own shape, lowered (not
+  compiled): the CPU-seconds of all of them.
+
+Speed is measured here, never asserted in a test.
 """
 
 from __future__ import annotations
@@ -25,8 +31,8 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 if {kept}:
-    from grader.workers import eager
-    assert eager.install()
+    from grader.workers import reuse
+    assert all(reuse.install().values())
 lowered = []
 jax.monitoring.register_event_duration_secs_listener(
     lambda event, seconds, **kw: lowered.append(event)
@@ -47,13 +53,17 @@ for _ in range({calls}):
     before, start = len(lowered), time.process_time()
     step(x).block_until_ready()
     calls.append((time.process_time() - start, len(lowered) - before))
-print(json.dumps(calls))
+program = jax.jit(lambda a: jnp.sin(a) @ a.T + a.sum())
+start = time.process_time()
+for n in range(1, {programs} + 1):
+    program.lower(jax.ShapeDtypeStruct((n, 4), jnp.float32))
+print(json.dumps({{"calls": calls, "lowering": time.process_time() - start}}))
 """
 
 
-def one_run(kept: bool, args: argparse.Namespace) -> list[tuple[float, int]]:
+def one_run(kept: bool, args: argparse.Namespace) -> dict:
     source = ONE_RUN.format(kept=kept, devices=args.devices, steps=args.steps,
-                            calls=args.calls)
+                            calls=args.calls, programs=args.programs)
     done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
                           check=True, cwd=os.path.dirname(os.path.dirname(__file__)))
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -63,16 +73,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--calls", type=int, default=4)
+    parser.add_argument("--programs", type=int, default=200)
     parser.add_argument("--devices", type=int, default=8)
     args = parser.parse_args()
     plain, kept = one_run(False, args), one_run(True, args)
     print(f"eager shard_map of {args.steps} steps on {args.devices} devices, "
           f"{args.calls} calls in one process")
-    print("call  as JAX runs it: CPU s, programs lowered  |  eager.install(): CPU s, lowered")
-    for n, ((cpu_a, low_a), (cpu_b, low_b)) in enumerate(zip(plain, kept, strict=True), 1):
+    print("call  as JAX runs it: CPU s, programs lowered  |  reuse.install(): CPU s, lowered")
+    for n, ((cpu_a, low_a), (cpu_b, low_b)) in enumerate(
+            zip(plain["calls"], kept["calls"], strict=True), 1):
         print(f"{n:>4}  {cpu_a:>10.3f} {low_a:>6}                    |  {cpu_b:>10.3f} {low_b:>6}")
-    print(f"all   {sum(c for c, _ in plain):>10.3f} {sum(n for _, n in plain):>6}"
-          f"                    |  {sum(c for c, _ in kept):>10.3f} {sum(n for _, n in kept):>6}")
+    sums = [(sum(c for c, _ in run["calls"]), sum(n for _, n in run["calls"]))
+            for run in (plain, kept)]
+    print(f"all   {sums[0][0]:>10.3f} {sums[0][1]:>6}                    |  "
+          f"{sums[1][0]:>10.3f} {sums[1][1]:>6}")
+    print(f"lowering {args.programs} small programs: {plain['lowering']:.3f} CPU s as JAX runs "
+          f"it, {kept['lowering']:.3f} with reuse.install()")
 
 
 if __name__ == "__main__":
