@@ -18,7 +18,7 @@ with the same parameters on the same mesh: JAX itself reuses one's programs for 
 while both live.
 
 **One MLIR context.** JAX makes a new MLIR context for every program it lowers, loading every
-dialect into it: about 3 ms a program, a third of the lowering of a lesson's small programs.
+dialect into it: about 3 ms a program, close to half the lowering of a lesson's small programs.
 Here a context serves :data:`LOWERINGS` programs before the next is made (what a context holds,
 the types and attributes of its programs, is freed with it).
 
