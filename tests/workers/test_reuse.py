@@ -11,7 +11,7 @@ import sys
 from grader.workers.process import WorkerProcess
 from grader.workers.sandbox import Limits, Sandbox
 
-# Calls an eager shard_map function of ten steps twice and says how many programs JAX lowered
+# Calls an eager shard_map function of five steps twice and says how many programs JAX lowered
 # to StableHLO during each call, counted by JAX's own event for that.
 CALLED_TWICE = """
 import jax
