@@ -12,12 +12,15 @@ each into its own output folder, and :mod:`grader.grading.merge` puts the slices
 
 from __future__ import annotations
 
+import heapq
 import os
 import sys
+import threading
 import traceback
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -75,10 +78,41 @@ def device_counts(cases: Sequence[Case]) -> list[int]:
     return sorted({n for c in cases for n in c.device_counts}, reverse=True)
 
 
+class Slots:
+    """Places for at most ``count`` runs at once (a run: one submission on one device count),
+    shared by the submissions in flight. A free place goes to the waiting run of lowest rank,
+    (place of its device count, place of its submission): the largest device counts first, as
+    they take longest, so that a batch ends with short runs side by side rather than with one
+    long run alone, and earlier submissions first among equals."""
+
+    def __init__(self, count: int) -> None:
+        self.free = count
+        self.waiting: list[tuple[int, int]] = []
+        self.changed = threading.Condition()
+
+    @contextmanager
+    def held(self, rank: tuple[int, int]) -> Iterator[None]:
+        """Wait for a place for the run of ``rank`` (unique among the waiting), and hold it."""
+        with self.changed:
+            heapq.heappush(self.waiting, rank)
+            self.changed.wait_for(lambda: self.free > 0 and self.waiting[0] == rank)
+            heapq.heappop(self.waiting)
+            self.free -= 1
+            self.changed.notify_all()
+        try:
+            yield
+        finally:
+            with self.changed:
+                self.free += 1
+                self.changed.notify_all()
+
+
 def measure(sources, cases: Sequence[Case], limits: Limits,
             sandbox: Sandbox = DEFAULT_SANDBOX, jobs: int = 1,
-            wants: dict[int, Run] | None = None) -> dict[int, Run]:
-    """Run ``sources`` on every device count the cases need, ``jobs`` device counts at once;
+            wants: dict[int, Run] | None = None, slots: Slots | None = None,
+            order: int = 0) -> dict[int, Run]:
+    """Run ``sources`` on every device count the cases need, ``jobs`` device counts at once,
+    or each as ``slots`` gives it a place (the submission's place in the batch: ``order``);
     the programs they hand in are checked against the reference runs ``wants``, if given."""
     counts = device_counts(cases)
 
@@ -86,8 +120,14 @@ def measure(sources, cases: Sequence[Case], limits: Limits,
         return run(sources, [c for c in cases if n in c.device_counts], n, limits, sandbox,
                    (wants or {}).get(n))
 
-    with ThreadPoolExecutor(max(1, min(jobs, len(counts)))) as pool:
-        return dict(zip(counts, pool.map(on, counts), strict=True))
+    def placed(n: int) -> Run:
+        with slots.held((counts.index(n), order)):
+            return on(n)
+
+    threads = jobs if slots is None else len(counts)  # with slots, each waits for its place
+    with ThreadPoolExecutor(max(1, min(threads, len(counts)))) as pool:
+        return dict(zip(counts, pool.map(on if slots is None else placed, counts),
+                        strict=True))
 
 
 def reference(solutions: Path, cases: Sequence[Case], limits: Limits,
@@ -133,12 +173,13 @@ def assemble(student: str, cases: Sequence[Case], runs: dict[int, Run],
 
 def grade_entry(entry: Path, cases: Sequence[Case], wants: dict[int, Run],
                 limits: Limits, sandbox: Sandbox = DEFAULT_SANDBOX,
-                jobs: int = 1) -> StudentResult:
-    """Grade one student. Should the grader itself fail on this entry, the student gets an
+                jobs: int = 1, slots: Slots | None = None, order: int = 0) -> StudentResult:
+    """Grade one student (``jobs`` device counts at once, or as ``slots`` gives each a place:
+    see :func:`measure`). Should the grader itself fail on this entry, the student gets an
     error for every test with the reason, and the rest of the batch goes on."""
     try:
         loaded = submission.load(entry)
-        runs = measure(loaded.sources, cases, limits, sandbox, jobs, wants)
+        runs = measure(loaded.sources, cases, limits, sandbox, jobs, wants, slots, order)
         return assemble(loaded.student, cases, runs, wants, loaded.problems)
     except process.Stopped:
         raise
@@ -305,18 +346,19 @@ def _grade_all(todo: Sequence[Path], cases: Sequence[Case], limits: Limits, sand
         close_all()  # its testers and verifiers, which may write the compiled programs
         ref.keep(wants)
     sandbox = replace(sandbox, compiled=ref.compiled, tested=ref.tested)
-    # Fewer students than job slots (a regrade, a small class): the spare slots run each
-    # student's device counts side by side.
-    per_student = max(1, jobs // len(todo))
+    # ``jobs`` submissions in flight, each device count of each one a run of its own, and
+    # ``jobs`` runs at once: a place left free by one submission's short runs serves
+    # another's, and one student alone (a regrade) runs its device counts side by side.
+    slots = Slots(jobs)
 
-    def one(entry: Path) -> StudentResult:
+    def one(entry: Path, order: int) -> StudentResult:
         progress.begin(submission.student_name(entry))
-        return grade_entry(entry, cases, wants, limits, sandbox, per_student)
+        return grade_entry(entry, cases, wants, limits, sandbox, slots=slots, order=order)
 
     results: dict[Path, StudentResult] = {}
     pool = ThreadPoolExecutor(jobs)
     try:
-        futures = {pool.submit(one, entry): entry for entry in todo}
+        futures = {pool.submit(one, entry, i): entry for i, entry in enumerate(todo)}
         for done in as_completed(futures):  # stored as each one finishes, in any order
             result = done.result()
             if result.unfinished:

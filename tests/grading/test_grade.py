@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import csv
 import json
+import threading
+import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -187,6 +189,61 @@ def test_a_batch_that_failed_does_not_stop_the_next_one(tmp_path, monkeypatch):
     monkeypatch.setattr(grade, "grade_entry", lambda entry, *a, **k: stand_in_result(entry))
     assert [r.total for r in grade.grade(batch, tmp_path / "out", jobs=1)] == [4]
     assert not process.stopping()
+
+
+def test_a_free_place_goes_to_the_waiting_run_of_lowest_rank():
+    """Do the batch's places go to the largest device count first, then to the earlier
+    submission, whatever order the runs asked in?"""
+    slots = grade.Slots(1)
+    got: list[tuple[int, int]] = []
+
+    def wait(rank):
+        with slots.held(rank):
+            got.append(rank)
+
+    with slots.held((9, 9)):
+        threads = []
+        for rank in [(1, 0), (0, 1), (0, 0)]:  # asked in this order
+            threads.append(threading.Thread(target=wait, args=(rank,)))
+            threads[-1].start()
+            while len(slots.waiting) < len(threads):
+                time.sleep(0.01)
+    for thread in threads:
+        thread.join(10)
+    assert got == [(0, 0), (0, 1), (1, 0)]
+
+
+def test_a_batch_fills_every_place_and_no_more(tmp_path, monkeypatch):
+    """With two places and two students, one quick and one slow on 8 devices: does the quick
+    student's every run take the place beside the slow one, and the slow student's shorter
+    device counts run beside its 8 devices once the quick one is done, never three at once?"""
+    batch = tmp_path / "class"
+    batch.mkdir()
+    for name in ("ann", "bob"):
+        (batch / f"{name}.py").write_text("x = 1\n")
+    counts = grade.device_counts(cases.load(hidden=True))
+    assert len(counts) >= 2 and counts[0] == 8
+    running: list[tuple[str, int]] = []
+    beside: set[frozenset] = set()  # every set of runs seen at once
+    lock = threading.Lock()
+
+    def timed_run(sources, found, n, *args):
+        student = "bob" if "bob" in sources[0].file else "ann"
+        with lock:
+            running.append((student, n))
+            beside.add(frozenset(running))
+        time.sleep(1.0 if (student, n) == ("bob", 8) else 0.05)
+        with lock:
+            running.remove((student, n))
+        return Run(n, {c.id: {"ok": False, "not_run": "stand-in"} for c in found})
+
+    monkeypatch.setattr(grade, "reference", lambda *a, **k: {n: Run(n) for n in counts})
+    monkeypatch.setattr(grade, "run", timed_run)
+    results = grade.grade(batch, tmp_path / "out", jobs=2)
+    assert [r.student for r in results] == ["ann", "bob"]
+    assert max(len(seen) for seen in beside) == 2
+    assert {frozenset({("ann", n), ("bob", 8)}) for n in counts} <= beside
+    assert {frozenset({("bob", n), ("bob", 8)}) for n in counts[1:]} <= beside
 
 
 def test_a_submission_cannot_fill_its_feedback_with_problems():
