@@ -24,7 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     grade.add_argument("submissions", type=Path, help="one entry (folder or file) per student")
     grade.add_argument("--out", type=Path, required=True, help="folder for the gradebook")
     grade.add_argument("--jobs", type=int, default=None,
-                       help="submissions graded at once (default: the number of cores)")
+                       help="runs at once, each one submission on one device count "
+                            "(default: the number of cores)")
     grade.add_argument("--timeout", type=float, default=60.0,
                        help="seconds allowed per exercise and per notebook cell (default 60)")
     grade.add_argument("--total-timeout", type=float, default=900.0,

@@ -62,7 +62,8 @@ MAX_PROBLEMS = 20
 
 
 def default_jobs() -> int:
-    """Submissions graded at once by default: the cores this process may run on."""
+    """Runs at once by default (each one submission on one device count): the cores this
+    process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
@@ -110,29 +111,49 @@ class Slots:
 def measure(sources, cases: Sequence[Case], limits: Limits,
             sandbox: Sandbox = DEFAULT_SANDBOX, jobs: int = 1,
             wants: dict[int, Run] | None = None, slots: Slots | None = None,
-            order: int = 0) -> dict[int, Run]:
-    """Run ``sources`` on every device count the cases need, ``jobs`` device counts at once,
-    or each as ``slots`` gives it a place (the submission's place in the batch: ``order``);
-    the programs they hand in are checked against the reference runs ``wants``, if given."""
+            order: int = 0, parts: int = 1) -> dict[int, Run]:
+    """Run ``sources`` on every device count the cases need, ``jobs`` runs at once, or each
+    as ``slots`` gives it a place (the submission's place in the batch: ``order``); the
+    programs they hand in are checked against the reference runs ``wants``, if given.
+    ``parts``: each device count's cases are split, by exercise, into as many runs, each in
+    a worker of its own: every place kept busy where a few long runs would leave some idle,
+    at the cost of a worker start and of running the code again for each part."""
     counts = device_counts(cases)
+    units = [(n, part) for n in counts
+             for part in split([c for c in cases if n in c.device_counts], parts)]
 
-    def on(n: int) -> Run:
-        return run(sources, [c for c in cases if n in c.device_counts], n, limits, sandbox,
-                   (wants or {}).get(n))
+    def on(i: int) -> Run:
+        n, part = units[i]
+        return run(sources, part, n, limits, sandbox, (wants or {}).get(n))
 
-    def placed(n: int) -> Run:
-        with slots.held((counts.index(n), order)):
-            return on(n)
+    def placed(i: int) -> Run:
+        with slots.held((i, order)):
+            return on(i)
 
-    threads = jobs if slots is None else len(counts)  # with slots, each waits for its place
-    with ThreadPoolExecutor(max(1, min(threads, len(counts)))) as pool:
-        return dict(zip(counts, pool.map(on if slots is None else placed, counts),
-                        strict=True))
+    threads = jobs if slots is None else len(units)  # with slots, each waits for its place
+    with ThreadPoolExecutor(max(1, min(threads, len(units)))) as pool:
+        done = list(pool.map(on if slots is None else placed, range(len(units))))
+    return {n: Run.joined([r for (m, _), r in zip(units, done, strict=True) if m == n])
+            for n in counts}
+
+
+def split(cases: Sequence[Case], parts: int) -> list[list[Case]]:
+    """``cases`` dealt, an exercise's all together, into at most ``parts`` lists of about as
+    many cases each (the most first), each in course order."""
+    by_exercise: dict[str, list[Case]] = {}
+    for c in cases:
+        by_exercise.setdefault(c.exercise, []).append(c)
+    dealt: list[list[Case]] = [[] for _ in range(max(1, min(parts, len(by_exercise))))]
+    for group in sorted(by_exercise.values(), key=len, reverse=True):
+        min(dealt, key=len).extend(group)
+    place = {c.id: i for i, c in enumerate(cases)}
+    return sorted((sorted(part, key=lambda c: place[c.id]) for part in dealt), key=len,
+                  reverse=True)
 
 
 def reference(solutions: Path, cases: Sequence[Case], limits: Limits,
               sandbox: Sandbox = DEFAULT_SANDBOX, jobs: int = 1) -> dict[int, Run]:
-    """The reference solutions' measurements, ``jobs`` device counts at once (nothing else
+    """The reference solutions' measurements, ``jobs`` runs at once (nothing else
     runs yet); fails loudly if any test fails on them."""
     if not solutions.is_dir():
         raise GradingError(texts.NO_SOLUTIONS.format(solutions=solutions))
@@ -140,7 +161,9 @@ def reference(solutions: Path, cases: Sequence[Case], limits: Limits,
     if loaded.problems or not loaded.sources:
         raise GradingError(texts.SOLUTIONS_UNREADABLE.format(
             problems=loaded.problems or "empty"))
-    runs = measure(loaded.sources, cases, limits, sandbox, jobs)
+    # Nothing else runs yet: each device count split in ``jobs`` runs keeps every place busy
+    # (the largest alone would leave all but one idle for half the time).
+    runs = measure(loaded.sources, cases, limits, sandbox, jobs, parts=jobs)
     for n, result in runs.items():
         for case_id, outcome in result.outcomes.items():
             if not outcome.get("ok"):

@@ -3,6 +3,7 @@ was measured (:class:`Run`), shared by the runner and the verification of its pr
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -39,6 +40,19 @@ class Run:
         return {"devices": self.devices, "outcomes": self.outcomes, "problems": self.problems,
                 "programs": [[case, list(where), measure, blob]
                              for (case, where, measure), blob in self.programs.items()]}
+
+    @classmethod
+    def joined(cls, parts: Sequence[Run]) -> Run:
+        """One run of the runs that measured parts of the cases on the same device count."""
+        whole = cls(parts[0].devices)
+        for part in parts:
+            whole.outcomes |= part.outcomes
+            whole.problems += [p for p in part.problems if p not in whole.problems]
+            whole.unfinished = whole.unfinished or part.unfinished
+            whole.programs |= part.programs
+            whole.kept += part.kept
+            whole.kept_bytes += part.kept_bytes
+        return whole
 
     @classmethod
     def from_json(cls, data: dict) -> Run:

@@ -214,9 +214,10 @@ def test_a_free_place_goes_to_the_waiting_run_of_lowest_rank():
 
 
 def test_a_batch_fills_every_place_and_no_more(tmp_path, monkeypatch):
-    """With two places and two students, one quick and one slow on 8 devices: does the quick
-    student's every run take the place beside the slow one, and the slow student's shorter
-    device counts run beside its 8 devices once the quick one is done, never three at once?"""
+    """With two places and two students, one quick and one slow on 8 devices: do the two
+    students run side by side, and the slow student's shorter device counts run beside its
+    8 devices once the quick one is done (the place it left is not idle), never three runs at
+    once?"""
     batch = tmp_path / "class"
     batch.mkdir()
     for name in ("ann", "bob"):
@@ -226,13 +227,20 @@ def test_a_batch_fills_every_place_and_no_more(tmp_path, monkeypatch):
     running: list[tuple[str, int]] = []
     beside: set[frozenset] = set()  # every set of runs seen at once
     lock = threading.Lock()
+    ann_done = threading.Semaphore(0)
 
     def timed_run(sources, found, n, *args):
         student = "bob" if "bob" in sources[0].file else "ann"
         with lock:
             running.append((student, n))
             beside.add(frozenset(running))
-        time.sleep(1.0 if (student, n) == ("bob", 8) else 0.05)
+        if student == "ann":
+            time.sleep(0.5)
+            ann_done.release()
+        elif n == 8:  # the slow run lasts until the quick student is done, and a while
+            for _ in counts:
+                assert ann_done.acquire(timeout=60)
+            time.sleep(1.0)
         with lock:
             running.remove((student, n))
         return Run(n, {c.id: {"ok": False, "not_run": "stand-in"} for c in found})
@@ -242,8 +250,41 @@ def test_a_batch_fills_every_place_and_no_more(tmp_path, monkeypatch):
     results = grade.grade(batch, tmp_path / "out", jobs=2)
     assert [r.student for r in results] == ["ann", "bob"]
     assert max(len(seen) for seen in beside) == 2
-    assert {frozenset({("ann", n), ("bob", 8)}) for n in counts} <= beside
+    assert any({s for s, _ in seen} == {"ann", "bob"} for seen in beside)
     assert {frozenset({("bob", n), ("bob", 8)}) for n in counts[1:]} <= beside
+
+
+def test_a_split_keeps_each_exercise_whole_in_course_order_and_about_even():
+    """Split in parts (the reference run's device counts, each part a worker), are an
+    exercise's cases kept in one part, in their order, the parts about as large, and every
+    case in exactly one?"""
+    found = [c for c in cases.load(hidden=True) if 8 in c.device_counts]
+    parts = grade.split(found, 3)
+    assert len(parts) == 3
+    assert sorted(c.id for part in parts for c in part) == sorted(c.id for c in found)
+    homes = {c.exercise: i for i, part in enumerate(parts) for c in part}
+    assert all(homes[c.exercise] == i for i, part in enumerate(parts) for c in part)
+    place = {c.id: i for i, c in enumerate(found)}
+    assert all([place[c.id] for c in part] == sorted(place[c.id] for c in part)
+               for part in parts)
+    largest = max(sum(1 for c in found if c.exercise == e) for e in homes)
+    assert max(map(len, parts)) - min(map(len, parts)) <= largest
+    assert grade.split(found, 1) == [found]
+    one = [c for c in found if c.exercise == found[0].exercise]
+    assert grade.split(one, 4) == [one]  # never an empty part
+
+
+def test_runs_of_parts_join_into_one():
+    """Do the runs of a device count's parts join into one run with every outcome and
+    program, each problem once, and the first reason one was left unfinished?"""
+    first = Run(8, {"a": {"ok": True}}, ["cell 1 raised"], programs={("a", (), "m"): "x"},
+                kept=2, kept_bytes=10)
+    second = Run(8, {"b": {"ok": False}}, ["cell 1 raised", "cell 2 raised"], "no worker",
+                 programs={("b", (0,), "m"): "y"}, kept=3, kept_bytes=5)
+    assert Run.joined([first, second]) == Run(
+        8, {"a": {"ok": True}, "b": {"ok": False}}, ["cell 1 raised", "cell 2 raised"],
+        "no worker", {("a", (), "m"): "x", ("b", (0,), "m"): "y"}, 5, 15)
+    assert Run.joined([first]) == first
 
 
 def test_a_submission_cannot_fill_its_feedback_with_problems():
