@@ -81,10 +81,10 @@ def device_counts(cases: Sequence[Case]) -> list[int]:
 
 class Slots:
     """Places for at most ``count`` runs at once (a run: one submission on one device count),
-    shared by the submissions in flight. A free place goes to the waiting run of lowest rank,
-    (place of its device count, place of its submission): the largest device counts first, as
-    they take longest, so that a batch ends with short runs side by side rather than with one
-    long run alone, and earlier submissions first among equals."""
+    shared by the submissions in flight. A free place goes to the waiting run of lowest rank
+    (the place of its device count, then of its submission): the largest device counts first,
+    as they take longest, so that a batch ends with short runs side by side rather than with
+    one long run alone, and earlier submissions first among equals."""
 
     def __init__(self, count: int) -> None:
         self.free = count
