@@ -72,9 +72,10 @@ def main() -> None:
     devices, have, requests, replies = begin()
     from grader.devices import WORKER_ENV
     from grader.framework import cases
-    from grader.workers import compiled
+    from grader.workers import compiled, reuse
 
     compiled.install()
+    reuse.install()  # the tests' own eager programs, as a worker's (no submission code runs here)
 
     os.environ[WORKER_ENV] = "1"  # programs go to a verifier (framework.probes), not read
     cases.load(hidden=False)  # the hidden tests arrive with the first request

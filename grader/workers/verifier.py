@@ -286,9 +286,10 @@ def _key_impl(dtype: Any) -> str:
 def main() -> None:
     devices, have, requests, replies = begin()
     from grader.framework import cases
-    from grader.workers import compiled
+    from grader.workers import compiled, reuse
 
     compiled.install()
+    reuse.install()  # one MLIR context for the programs it reads and lowers
     cases.load(hidden=False)  # the measures defined next to the public tests
     replies.write(json.dumps({"req": "ready", "ok": have == devices, "devices": have}) + "\n")
     replies.flush()
