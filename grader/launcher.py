@@ -9,6 +9,10 @@ each process calls with the job. Results travel back as plain data on a pipe of 
 never as printed text. Everything is bounded: if a process fails, or they are not all done
 within ``timeout`` seconds, every process is killed and a :class:`ClusterError` says which one
 and shows the last lines it wrote.
+
+A :class:`Cluster` keeps its processes for one request after another (lesson 6's grader keeps
+one in a worker): the job's entry returns what answers each request, and a failure or a timeout
+kills them all, as a launch does, so that the next request starts anew.
 """
 
 from __future__ import annotations
@@ -90,17 +94,80 @@ def launch(job: dict, processes: int, devices_per_process: int, timeout: float,
 
 def _start(job_path: Path, processes: int, devices_per_process: int, timeout: float,
            xla_flags: str) -> list:
+    children: list[_Child] = []
+    try:
+        children = _children(job_path, processes, devices_per_process, xla_flags)
+        return _collect(children, timeout)
+    finally:
+        for child in children:
+            child.kill()
+
+
+def _children(job_path: Path, processes: int, devices_per_process: int, xla_flags: str,
+              serve: bool = False) -> list[_Child]:
+    """The processes of one launch, started (each killed again if another fails to start)."""
     nonce = secrets.token_hex(16)
     port = _free_port()
     children: list[_Child] = []
     try:
         for index in range(processes):
             env = _environment(index, processes, devices_per_process, port, xla_flags)
-            children.append(_Child(index, job_path, env, nonce))
-        return _collect(children, timeout)
-    finally:
+            children.append(_Child(index, job_path, env, nonce, serve))
+    except BaseException:
         for child in children:
             child.kill()
+        raise
+    return children
+
+
+class Cluster:
+    """``processes`` processes launched on ``job`` once, that answer one request after
+    another: the job's entry returns a function, which each process calls on each request
+    (plain data) in turn. A request that fails or takes longer than its ``timeout`` kills
+    every process, as a launch does, and the next one launches them anew. :meth:`close`
+    kills them; so does the end of the process that launched them."""
+
+    def __init__(self, job: dict, processes: int, devices_per_process: int,
+                 xla_flags: str = "") -> None:
+        if processes < 1 or devices_per_process < 1:
+            raise ValueError(msg.MSG_CLUSTER_TOO_FEW)
+        self._folder = tempfile.TemporaryDirectory(prefix="grader-cluster-")
+        self._job_path = Path(self._folder.name, "job.json")
+        self._job_path.write_text(json.dumps({**job, "serve": True}))
+        self._shape = (processes, devices_per_process, xla_flags)
+        self._children: list[_Child] = []
+        self._asked = 0  # requests these processes were sent
+
+    def ask(self, request: dict, timeout: float) -> list[Any]:
+        """Every process's answer to ``request``, in process order."""
+        try:
+            try:
+                return self._ask(request, timeout)
+            except _PortTaken:  # another program took the free port before process 0 could
+                self._kill()
+                return self._ask(request, timeout)
+        except BaseException:
+            self._kill()
+            raise
+
+    def _ask(self, request: dict, timeout: float) -> list[Any]:
+        if not self._children:
+            self._children, self._asked = _children(self._job_path, *self._shape, serve=True), 0
+        self._asked += 1
+        line = json.dumps(request)
+        for child in self._children:
+            child.expect(self._asked, line)
+        return _collect(self._children, timeout)
+
+    def _kill(self) -> None:
+        for child in self._children:
+            child.kill()
+        self._children = []
+
+    def close(self) -> None:
+        """Kill every process and remove the job's folder."""
+        self._kill()
+        self._folder.cleanup()
 
 
 def _free_port() -> int:
@@ -133,9 +200,11 @@ _CHILD = "import sys; from grader.launcher import _child_main; _child_main(sys.a
 class _Child:
     """One launched process: its result pipe, and the tail of what it printed."""
 
-    def __init__(self, index: int, job_path: Path, env: dict[str, str], nonce: str) -> None:
+    def __init__(self, index: int, job_path: Path, env: dict[str, str], nonce: str,
+                 serve: bool = False) -> None:
         self.index = index
         self.nonce = nonce
+        self.number: int | None = None  # of the request it answers now (a Cluster's)
         read_end, write_end = os.pipe()
         isolated = ["-I"] if sys.flags.isolated else []
         try:
@@ -162,9 +231,20 @@ class _Child:
         self.done = False  # its result pipe is closed: it has said all it will say
         try:  # the nonce travels on stdin, read before any of the program's code runs
             self.process.stdin.write(f"{nonce}\n".encode())
-            self.process.stdin.close()
+            self.process.stdin.flush()
+            if not serve:  # a Cluster's requests follow it, one a line
+                self.process.stdin.close()
         except OSError:
             pass
+
+    def expect(self, number: int, request: str) -> None:
+        """Send a Cluster's request ``number``, and wait for its answer from now on."""
+        self.number, self.result, self.reply = number, b"", None
+        try:
+            self.process.stdin.write(f"{request}\n".encode())
+            self.process.stdin.flush()
+        except OSError:  # it has ended: it fails the request
+            self.done = True
 
     def read(self, fd: int) -> bool:
         """Read what is ready on ``fd``; False at its end."""
@@ -180,6 +260,7 @@ class _Child:
             chunk = b""
         if not chunk and fd == self.result_fd:
             self.done = True
+        if fd == self.result_fd and self.reply is None and (b"\n" in chunk or self.done):
             self.reply = self._parse()
         return bool(chunk)
 
@@ -189,7 +270,8 @@ class _Child:
                 reply = json.loads(line)
             except (ValueError, RecursionError):
                 continue
-            if isinstance(reply, dict) and reply.get("nonce") == self.nonce:
+            if (isinstance(reply, dict) and reply.get("nonce") == self.nonce
+                    and reply.get("request") == self.number):
                 return reply
         return None
 
@@ -199,7 +281,7 @@ class _Child:
 
     @property
     def failed(self) -> bool:
-        return self.done and not self.ok
+        return (self.done or self.reply is not None) and not self.ok
 
     def output(self) -> str:
         """The last lines the process wrote, without Gloo's connection messages."""
@@ -217,6 +299,10 @@ class _Child:
         self.process.wait()
         os.close(self.result_fd)
         self.process.stdout.close()
+        try:  # a Cluster's process still has its requests' pipe
+            self.process.stdin.close()
+        except OSError:
+            pass
 
 
 def _collect(children: list[_Child], timeout: float) -> list[Any]:
@@ -265,7 +351,7 @@ def _failure(children: list[_Child]) -> ProcessFailed:
 
 
 def _timeout(children: list[_Child], seconds: float) -> ClusterTimeout:
-    late = [c for c in children if not c.done]
+    late = [c for c in children if c.reply is None and not c.done]  # still owe an answer
     names = " and ".join(str(c.index) for c in late)
     which = f"process {names}" if len(late) == 1 else f"processes {names}"
     error = ClusterTimeout(msg.MSG_CLUSTER_TIMEOUT.format(which=which, count=len(children),
@@ -320,12 +406,43 @@ def _execute(job: dict) -> Any:
 def _child_main(argv: list[str]) -> None:
     job_path, result_fd, parent = argv[1], int(argv[2]), int(argv[3])
     processes.die_with_parent(parent)
-    nonce = sys.stdin.readline().strip()
+    nonce = _line(0).strip()  # unbuffered: a Cluster's requests follow on the same pipe
+    requests = os.fdopen(os.dup(0), "r")
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
     results = os.fdopen(result_fd, "w")
+    job = json.loads(Path(job_path).read_text())
+    if not job.get("serve"):
+        requests.close()
+        _answer(results, {"nonce": nonce}, lambda: _execute(job))
+        results.close()
+        # Then end as usual: jax.distributed's exit waits for the others, and the launcher
+        # kills every process once it has all results, or after a failure.
+        return
+    answer: list[Any] = []  # what the job's entry returned: it answers each request
+    for number, line in enumerate(requests, start=1):
+        def work(line: str = line) -> Any:
+            if not answer:
+                answer.append(_execute(job))
+            return answer[0](json.loads(line))
+
+        _answer(results, {"nonce": nonce, "request": number}, work)
+
+
+def _line(fd: int) -> str:
+    """One line read from ``fd`` a byte at a time, so that nothing after it is taken."""
+    read = b""
+    while not read.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        read += byte
+    return read.decode(errors="replace")
+
+
+def _answer(results: Any, reply: dict, work: Any) -> None:
+    """Write ``reply`` with what ``work()`` returned, or the error it raised, to the results."""
     try:
-        job = json.loads(Path(job_path).read_text())
-        reply = {"nonce": nonce, "ok": True, "value": plain.to_plain(_execute(job))}
+        reply = {**reply, "ok": True, "value": plain.to_plain(work())}
     except BaseException as exc:  # noqa: BLE001 - the program may raise anything
         import traceback
 
@@ -335,10 +452,8 @@ def _child_main(argv: list[str]) -> None:
         while trace is not None and trace.tb_frame.f_code.co_filename == __file__:
             trace = trace.tb_next
         traceback.print_exception(type(exc), exc, trace)
-        reply = {"nonce": nonce, "ok": False, "error": describe_error(exc)}
+        reply = {**reply, "ok": False, "error": describe_error(exc)}
     sys.stdout.flush()
     sys.stderr.flush()
     results.write(json.dumps(reply) + "\n")
-    results.close()
-    # Then end as usual: jax.distributed's exit waits for the others, and the launcher
-    # kills every process once it has all results, or after a failure.
+    results.flush()

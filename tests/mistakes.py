@@ -124,6 +124,7 @@ def replayed_result(case_id: str, cell: str, reference_cell: str):
 
     from grader.framework import cases
     from grader.remote import Remote
+    from grader.workers import replay
     from grader.workers.record import RECORD
     from grader.workers.worker import SEALED, Worker
 
@@ -145,6 +146,7 @@ def replayed_result(case_id: str, cell: str, reference_cell: str):
             return cases.measure(found, Remote(ask, name=found.exercise))
         finally:
             RECORD.cells, RECORD.namespaces = saved
+            replay.close()  # the processes a worker would keep for its next replay
 
     n = jax.device_count()
     key = (case_id, reference_cell)

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grader import launcher
 from grader.devices import WORKER_ENV
 from grader.lessons import cluster
 
@@ -177,6 +178,78 @@ def test_inside_a_grader_worker_run_stands_down(monkeypatch):
     """Does a notebook's launch cell do nothing when the grader replays the notebook?"""
     monkeypatch.setenv(WORKER_ENV, "1")
     assert cluster.run(who_am_i, 1.0) is None
+
+
+# --- a cluster kept for one request after another -------------------------------------------
+def answering():
+    """A cluster's entry: what answers each request, counting the requests it answered."""
+    answered = []
+
+    def answer(request):
+        import os
+        import time
+
+        answered.append(request)
+        me = int(os.environ["CLUSTER_PROCESS_ID"])
+        if request.get("act") == "raise" and me == 1:
+            raise ValueError("no rows for process 1")
+        if request.get("act") == "hang" and me == 0:
+            time.sleep(600)
+        return {"pid": os.getpid(), "answered": len(answered), "said": request["say"]}
+
+    return answer
+
+
+def kept_cluster() -> launcher.Cluster:
+    job = {"initialize": False, "name": "answering", "code": cluster.ship(answering), "args": []}
+    return launcher.Cluster(job, processes=2, devices_per_process=1)
+
+
+def test_a_cluster_answers_one_request_after_another_from_the_same_processes():
+    """Do the processes a Cluster launched answer each request in turn, in process order,
+    without starting again, and are they gone once it is closed?"""
+    kept = kept_cluster()
+    try:
+        first = kept.ask({"say": "a"}, timeout=30)
+        second = kept.ask({"say": "b"}, timeout=30)
+    finally:
+        kept.close()
+    assert [a["said"] for a in first + second] == ["a", "a", "b", "b"]
+    assert [a["answered"] for a in second] == [2, 2]
+    assert [a["pid"] for a in second] == [a["pid"] for a in first]
+    assert len({a["pid"] for a in first}) == 2
+    assert all(gone(a["pid"]) for a in first)
+
+
+def test_a_failed_request_kills_the_cluster_and_the_next_one_starts_it_anew():
+    """Does a request that raises in one process name it, kill every process, and leave the
+    next request to new processes that answered nothing before?"""
+    kept = kept_cluster()
+    try:
+        first = kept.ask({"say": "a"}, timeout=30)
+        with pytest.raises(cluster.ProcessFailed, match=r"^process 1 of 2 raised ValueError"):
+            kept.ask({"say": "b", "act": "raise"}, timeout=30)
+        assert all(gone(a["pid"]) for a in first)
+        again = kept.ask({"say": "c"}, timeout=30)
+    finally:
+        kept.close()
+    assert [a["answered"] for a in again] == [1, 1]
+    assert not {a["pid"] for a in again} & {a["pid"] for a in first}
+
+
+def test_a_request_that_hangs_ends_in_time_and_names_the_late_process():
+    """Is a request that one process never answers ended within its timeout, naming that
+    process only, with every process gone?"""
+    kept = kept_cluster()
+    try:
+        first = kept.ask({"say": "a"}, timeout=30)
+        start = time.monotonic()
+        with pytest.raises(cluster.ClusterTimeout, match=r"^process 0 of 2 did not finish"):
+            kept.ask({"say": "b", "act": "hang"}, timeout=2)
+        assert time.monotonic() - start < 10
+        assert all(gone(a["pid"]) for a in first)
+    finally:
+        kept.close()
 
 
 # --- what is sent -------------------------------------------------------------------------
