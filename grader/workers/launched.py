@@ -37,9 +37,10 @@ def replaying(job: dict) -> Callable[[dict], Any]:
     def probed(request: dict) -> Any:
         restore.__code__, restore.__defaults__ = code, defaults
         restore(state)  # as sealed: what the cells or an earlier request changed is undone
-        module, name = str(request["probe"]).split(":")
+        probe_name = str(request["probe"])
+        module, name = probe_name.split(":")
         if not module.startswith(PROBES):
-            raise ValueError(msg.MSG_CLUSTER_PROBE.format(probe=request["probe"][:80]))
+            raise ValueError(msg.MSG_CLUSTER_PROBE.format(probe=probe_name[:80]))
         probe = getattr(importlib.import_module(module), name)
         found = worker.find(request["exercise"])
         if not callable(found):
