@@ -22,7 +22,6 @@ next notebook's), and the end of the worker.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -44,8 +43,9 @@ PROBES = "grader.public."
 #: What each launched process runs (:func:`grader.workers.launched.replaying`), named as the
 #: job, which is plain data, names it.
 ENTRY = "grader.workers.launched:replaying"
-#: The cluster this worker keeps: the job it was launched on, the file it replays, the cluster.
-_KEPT: list[tuple[tuple, str, Cluster]] = []
+#: The cluster this worker keeps: what it was launched on (the file it replays, its cells,
+#: processes and devices per process), and the cluster.
+_KEPT: list[tuple[tuple, Cluster]] = []
 
 
 def replay(
@@ -72,23 +72,24 @@ def run(exercise: str, probe: str, processes: int, devices_per_process: int,
     file = RECORD.file_defining(exercise)
     if file is None:
         raise ClusterError(msg.MSG_CLUSTER_NOTHING_RECORDED.format(name=exercise))
-    job = {"entry": ENTRY, "file": file, "cells": list(RECORD.cells.get(file, []))}
-    launched = (json.dumps(job), processes, devices_per_process)
+    cells = list(RECORD.cells.get(file, []))
+    launched = (file, cells, processes, devices_per_process)
     if not _KEPT or _KEPT[0][0] != launched:
         close()
-        _KEPT.append((launched, file, Cluster(job, processes, devices_per_process)))
-    return _KEPT[0][2].ask({"exercise": exercise, "probe": probe}, timeout)
+        job = {"entry": ENTRY, "file": file, "cells": cells}
+        _KEPT.append((launched, Cluster(job, processes, devices_per_process)))
+    return _KEPT[0][1].ask({"exercise": exercise, "probe": probe}, timeout)
 
 
 def asked_about(name: str) -> None:
     """The worker was asked about the function ``name``: a cluster kept for another file's
     cells ends, so that its processes do not hold the worker's memory and tasks through the
     tests of the next notebook."""
-    if _KEPT and RECORD.file_defining(name) != _KEPT[0][1]:
+    if _KEPT and RECORD.file_defining(name) != _KEPT[0][0][0]:  # the file it replays
         close()
 
 
 def close() -> None:
     """End the cluster this worker keeps, if any."""
     while _KEPT:
-        _KEPT.pop()[2].close()
+        _KEPT.pop()[1].close()
