@@ -13,7 +13,7 @@ one assignment of the ten solved notebooks, their solution cells marked as such,
 exercise's ``check()`` cell replaced by a locked autograder test cell worth the exercise's
 points. The cell runs the exercise's tests, public and hidden, on the kernel's 8 devices (a
 notebook runs in one kernel, so one device count; not the three of lesson 6 that replay the
-student's cells in launched processes, which only a grader's worker can: 3 points of 304),
+student's cells in launched processes, which only a grader's worker can: 3 points),
 judged by this grader's own judge (``grader.check.judge_here``, which also compares each
 program with the reference's, as ``check()`` does), and outputs the points earned (nbgrader's
 partial credit). The reference's outcomes the cells compare with are computed once before,
