@@ -306,6 +306,9 @@ def grade(
         # batches of the same grader (grader.grading.reference_cache).
         ref = reference_cache.Reference(cache if sandbox.sandboxed else None,
                                         reference_cache.key(combined(parts)), rerun_reference)
+        if ref.refused:
+            print(texts.WARN_REFERENCE_NOT_KEPT.format(folder=safe.line(cache), why=ref.refused),
+                  file=sys.stderr)
         try:
             results |= _grade_all(todo, cases, limits, sandbox, jobs, solutions, kept, prints,
                                   progress, ref)

@@ -33,6 +33,7 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
+from grader.grading import texts
 from grader.grading.store import fingerprint
 from grader.workers import compiled
 from grader.workers.run import Run
@@ -83,7 +84,9 @@ class Reference:
     removes what was not kept."""
 
     def __init__(self, folder: Path | None, entry: str, rerun: bool = False) -> None:
-        self.folder = folder if folder is not None and self._usable(folder) else None
+        #: Why ``folder``, given, cannot hold the cache (a sentence), or None.
+        self.refused = None if folder is None else self._refused(folder)
+        self.folder = folder if self.refused is None else None
         self.entry = entry
         self.rerun = rerun
         self.wants: dict[int, Run] | None = None
@@ -105,14 +108,19 @@ class Reference:
             self._temporary = [f for f in (self.compiled, self.tested) if f is not None]
 
     @staticmethod
-    def _usable(folder: Path) -> bool:
-        """Whether ``folder`` can hold the cache: made if missing, this user's own, and
-        reachable by the workers' user (see :func:`grader.workers.compiled.reachable`)."""
+    def _refused(folder: Path) -> str | None:
+        """Why ``folder`` cannot hold the cache, or None: it must be made if missing, be this
+        user's own, and be reachable by the workers' user (see
+        :func:`grader.workers.compiled.reachable`)."""
         try:
             folder.mkdir(mode=0o755, parents=True, exist_ok=True)
-        except OSError:
-            return False
-        return _ours(folder) and compiled.reachable(folder)
+        except OSError as exc:
+            return texts.CACHE_NOT_MADE.format(why=exc.strerror or exc)
+        if not _ours(folder):
+            return texts.CACHE_NOT_OURS
+        if not compiled.reachable(folder):
+            return texts.CACHE_UNREACHABLE
+        return None
 
     def _read(self) -> dict[int, Run] | None:
         entry = self.folder / self.entry

@@ -66,6 +66,16 @@ WARN_STORE_CHANGED = (
     "submission running without the sandbox?); they were written again from the grader's own "
     "results"
 )
+WARN_REFERENCE_NOT_KEPT = (
+    "note: the reference run is not kept for later batches, so every batch runs it again: "
+    "the cache folder {folder} {why}; set GRADER_CACHE_DIR to a folder that can hold it"
+)
+CACHE_NOT_MADE = "cannot be made ({why})"
+CACHE_NOT_OURS = "is not yours alone (another user owns it, or may write it)"
+CACHE_UNREACHABLE = (
+    "cannot be reached by the workers' user: a grader started by root runs them as nobody, "
+    "who must be let through every folder above it (as root's home does not)"
+)
 BATCH_NOT_NAMES = "the class or the exercises are not a list of names"
 BATCH_BAD_LIMITS = "the limits are not a table of names to numbers"
 BATCH_BAD_ROSTER = "the roster is not a table of names to id, display name and email"

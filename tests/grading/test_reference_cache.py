@@ -18,7 +18,7 @@ import pytest
 from markers import NEEDS_ROOT, NEEDS_THE_SANDBOX
 
 from grader import assignments
-from grader.grading import grade
+from grader.grading import grade, texts
 from grader.grading.reference_cache import KEEP, MEASURED, Reference
 from grader.workers.run import Run
 
@@ -155,10 +155,53 @@ def test_a_folder_the_workers_cannot_reach_keeps_nothing(tmp_path):
     not used, and the batch's compiled programs go to a folder of its own, removed after."""
     ref = Reference(tmp_path / "cache", "grader-a")
     assert ref.folder is None and ref.wants is None
+    assert ref.refused == texts.CACHE_UNREACHABLE
     assert not ref.compiled.is_relative_to(tmp_path)
     ref.keep(measured())
     ref.close()
     assert not ref.compiled.exists() and not ref.tested.exists()
+
+
+def test_a_folder_that_cannot_hold_the_cache_is_refused_with_its_reason(folder, tmp_path):
+    """A cache folder another user may write, or one that cannot be made, keeps nothing and
+    says why; a folder of one's own is used and says nothing."""
+    ours = Reference(folder, "grader-a")
+    assert ours.refused is None
+    ours.close()
+    folder.chmod(0o777)
+    ref = Reference(folder, "grader-a")
+    assert (ref.folder, ref.refused) == (None, texts.CACHE_NOT_OURS)
+    ref.keep(measured())
+    ref.close()
+    assert list(folder.iterdir()) == []
+    (tmp_path / "a-file").write_text("")
+    refused = Reference(tmp_path / "a-file" / "cache", "grader-a").refused
+    assert refused == texts.CACHE_NOT_MADE.format(why="Not a directory")
+
+
+@NEEDS_THE_SANDBOX
+def test_a_batch_that_keeps_nothing_says_so(tmp_path, monkeypatch, capsys):
+    """The instructor is told, in one line naming the folder and the reason, that every
+    batch will run its reference again."""
+    cache = tmp_path / "shared"
+    cache.mkdir()
+    cache.chmod(0o777)
+    batch = tmp_path / "batch"
+    (batch / "ada").mkdir(parents=True)
+    shutil.copy(Path(grade.SOLUTIONS) / "01_sharding.ipynb", batch / "ada")
+
+    class Graded(Exception):
+        pass
+
+    def graded(*args, **kwargs):
+        raise Graded
+
+    monkeypatch.setattr(grade, "_grade_all", graded)
+    with pytest.raises(Graded):
+        grade.grade(batch, tmp_path / "out", work=grade.Work(assignments.find("01_sharding")),
+                    cache=cache)
+    said = capsys.readouterr().err
+    assert texts.WARN_REFERENCE_NOT_KEPT.format(folder=cache, why=texts.CACHE_NOT_OURS) in said
 
 
 @NEEDS_THE_SANDBOX
