@@ -175,8 +175,9 @@ def test_a_folder_that_cannot_hold_the_cache_is_refused_with_its_reason(folder, 
     ref.close()
     assert list(folder.iterdir()) == []
     (tmp_path / "a-file").write_text("")
-    refused = Reference(tmp_path / "a-file" / "cache", "grader-a").refused
-    assert refused == texts.CACHE_NOT_MADE.format(why="Not a directory")
+    unmade = Reference(tmp_path / "a-file" / "cache", "grader-a")
+    assert unmade.refused == texts.CACHE_NOT_MADE.format(why="Not a directory")
+    unmade.close()
 
 
 @NEEDS_THE_SANDBOX
