@@ -14,7 +14,7 @@ exercise's ``check()`` cell replaced by a locked autograder test cell worth the 
 points. The cell runs the exercise's tests, public and hidden, on the kernel's 8 devices (a
 notebook runs in one kernel, so one device count; not the three of lesson 6 that replay the
 student's cells in launched processes, which only a grader's worker can: 3 points),
-judged by this grader's own judge (``grader.check.judge_here``, which also compares each
+judged by this grader's own judge (``grader.framework.compare.judge_here``, which also compares each
 program with the reference's, as ``check()`` does), and outputs the points earned (nbgrader's
 partial credit). The reference's outcomes the cells compare with are computed once before,
 untimed (an nbgrader course keeps its expected values in its test cells). A student's change to
@@ -70,7 +70,7 @@ EXPECTED_ENV = "AGAINST_NBGRADER_EXPECTED"
 #: A test cell of nbgrader's course: the points earned on the exercise's every test.
 TEST_CELL = """# autograder test: every test of {name}, public and hidden, on this kernel's devices
 import json as _json, os as _os
-from grader.check import judge_here as _judge_here
+from grader.framework.compare import judge_here as _judge_here
 from grader.framework.cases import for_exercise as _for_exercise
 _wants = _json.loads(open(_os.environ["{env}"]).read())
 _found = [c for c in _for_exercise("{name}") if c.id in _wants]

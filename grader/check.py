@@ -7,15 +7,32 @@ Expected values come from the stored file of :mod:`grader.framework.expected`; f
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from grader import check_elsewhere
 from grader import messages as msg
 from grader.course import ALL_DEVICE_COUNTS, BY_NAME
 from grader.devices import DEFAULT_DEVICES, WORKER_ENV
 from grader.framework import cases, expected
+from grader.framework.compare import measure_here
 from grader.framework.results import ExerciseResult, TestResult
+
+#: True while ``python -m grader.notebook_check`` runs a notebook's cells (:func:`deferred`).
+_deferred = False
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """While in it, ``check`` returns None at once: ``notebook_check`` runs a notebook's
+    cells, whose ``check(...)`` calls it then makes itself, once per exercise."""
+    global _deferred
+    before, _deferred = _deferred, True
+    try:
+        yield
+    finally:
+        _deferred = before
 
 
 def check(exercise: Callable | str) -> ExerciseResult | None:
@@ -26,7 +43,7 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
     Pass the function you wrote (``check(nan_mean_var)``). Inside the grader this does
     nothing and returns None: grading never depends on it.
     """
-    if os.environ.get(WORKER_ENV):
+    if os.environ.get(WORKER_ENV) or _deferred:
         return None
     import jax
 
@@ -77,56 +94,6 @@ def _decide(public: list[cases.Case], outcomes: dict[int, dict[str, dict]],
     return cases.decide_all(public, {c.id: {n: got[c.id] for n, got in outcomes.items()}
                                      for c in public},
                             {c.id: {n: wants[c.id][n] for n in outcomes} for c in public})
-
-
-def measure_here(fn: Callable, found: list[cases.Case], wants: dict[str, dict],
-                 devices: int) -> dict[str, dict]:
-    """Run ``found`` on ``fn`` in this process, on its ``devices``: the outcome of each by
-    case id, a program measured by a test of how it computes compared with the reference's
-    in ``wants`` (its outcomes by case id), as the grader compares them, once the function's
-    values are right."""
-    import jax
-
-    outcomes, made = {}, {}
-    for case in found:
-        made[case.id] = []
-        outcome = cases.measure(case, fn, made[case.id])
-        if outcome.get("error", {}).get("type") == "KeyboardInterrupt":
-            raise KeyboardInterrupt  # the student pressed stop: stop, not just this test
-        outcomes[case.id] = outcome
-    # the records were made on CPU devices, as the grader grades: another chip's results and
-    # temporaries differ from them by more than a program's do
-    if jax.default_backend() == "cpu" and not cases.values_wrong(
-            found, {i: {devices: o} for i, o in outcomes.items()},
-            {c.id: {devices: wants[c.id]} for c in found}):
-        for case in found:
-            _compare_programs(outcomes[case.id], made[case.id], wants[case.id])
-    return outcomes
-
-
-def judge_here(fn: Callable, found: list[cases.Case], wants: dict[str, dict],
-               devices: int) -> list[TestResult]:
-    """Run ``found`` on ``fn`` in this process, on its ``devices``, and judge them as the
-    grader judges against ``wants``, the reference's outcomes by case id (the side-by-side
-    benchmark's nbgrader test cells run the hidden cases so)."""
-    outcomes = measure_here(fn, found, wants, devices)
-    return _decide(found, {devices: outcomes}, {c.id: {devices: wants[c.id]} for c in found})
-
-
-def _compare_programs(outcome: dict, made: list, want: dict) -> None:
-    """Compare each program a test of how the function computes measured with the reference
-    solution's, as the grader does (:func:`grader.workers.verifier.against`, on the stored
-    record of the reference's program): a program that computes something else, whose
-    collective carries nothing, or that goes past the reference's bounds, cannot pass."""
-    from grader.workers.verifier import against
-
-    programs = dict(made)
-    for stored in want.get("programs", []) if outcome.get("ok") else []:
-        program = programs.get(tuple(stored["where"]))
-        why = program is not None and against(program, stored["record"])
-        if why:
-            outcome["differs"] = why
-            return
 
 
 def _other_devices(name: str, devices: int, run: list[int]) -> str | None:

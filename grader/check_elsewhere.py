@@ -183,8 +183,8 @@ class Run:
 
     def outcomes(self) -> dict[str, dict]:
         """The outcome of each public test, by case id, measured as
-        :func:`grader.check.measure_here` measures them; :class:`CannotRun` says why there
-        are none."""
+        :func:`grader.framework.compare.measure_here` measures them; :class:`CannotRun` says
+        why there are none."""
         answer = self._ask(self.process.answer, self.number, TIMEOUT)
         if "problem" in answer:
             raise CannotRun(answer["problem"])
@@ -243,8 +243,8 @@ def serve(devices: int, answers: IO[str]) -> None:
 
 
 def _run(request: dict, devices: int) -> dict:
-    from grader.check import measure_here
     from grader.framework import cases, expected
+    from grader.framework.compare import measure_here
 
     public = cases.for_exercise(request["name"], hidden=False)
     wants = {c.id: expected.load().get(c.id, {}).get(str(devices)) for c in public}

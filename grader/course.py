@@ -26,6 +26,10 @@ LANDING = ROOT / "start_here.ipynb"
 #: from these by ``make exercises``. Change them here when the course moves.
 REPOSITORY = "https://github.com/jax-distributed-course/jax-distributed-course"
 BRANCH = "main"
+#: Where a notebook's set-up cell installs the course's helpers from, where they are missing,
+#: when set: a path to a copy of the course, a wheel, or anything ``pip install`` takes (a
+#: fork's ``git+https://...@branch``); unset, the published repository (REPOSITORY, BRANCH).
+SOURCE_ENV = "COURSE_SOURCE"
 
 #: Device counts a hidden test of an "all devices" exercise runs on, the default first.
 ALL_DEVICE_COUNTS = (DEFAULT_DEVICES, 2)

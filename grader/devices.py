@@ -35,6 +35,16 @@ OVERRIDES = ("cpu", "accelerator")
 #: roofline measures the accelerator the lessons did not run on).
 FOUND_ENV = "COURSE_ACCELERATORS"
 
+#: The JAX releases the lessons and ``check`` hold on, oldest and newest, each run from a fresh
+#: environment by tests/test_install.py (a notebook service's own JAX; the lock pins one in
+#: between, which CI runs everywhere). The README states this range.
+OLDEST_JAX = "0.10.1"
+NEWEST_JAX = "0.12.0.1"
+LINE_JAX_TOO_OLD = (
+    "This course needs JAX {oldest} or newer, and this kernel has JAX {version}: install a "
+    'newer one (pip install -U "jax>={oldest}") and restart the kernel.'
+)
+
 #: Seconds the look may take: starting a GPU or TPU runtime takes a few.
 LOOK_TIMEOUT = 60
 
@@ -73,6 +83,30 @@ _LOOK = (
     "print(json.dumps({'platform': jax.default_backend(), 'count': len(d), "
     "'kind': d[0].device_kind}))\n"
 )
+
+
+def jax_range() -> str:
+    """The JAX releases the course holds on, as said to students: ``'0.10.1 to 0.12.0.1'``."""
+    return f"{OLDEST_JAX} to {NEWEST_JAX}"
+
+
+def release_numbers(version: str) -> tuple[int, ...]:
+    """A JAX version's release numbers, to compare: ``'0.12.0.1'`` -> ``(0, 12, 0, 1)``;
+    a development or candidate suffix is left out (``'0.13.0.dev20261201'`` -> ``(0, 13, 0)``)."""
+    numbers = []
+    for part in version.split("."):
+        digits = part[:len(part) - len(part.lstrip("0123456789"))] if part else ""
+        if not digits:
+            break
+        numbers.append(int(digits))
+        if digits != part:
+            break
+    return tuple(numbers)
+
+
+def too_old(version: str) -> bool:
+    """Whether JAX ``version`` is older than the course holds on (:data:`OLDEST_JAX`)."""
+    return release_numbers(version) < release_numbers(OLDEST_JAX)
 
 
 class DeviceSetupError(RuntimeError):
@@ -185,11 +219,14 @@ def use_devices(n: int = DEFAULT_DEVICES) -> None:
     Call it in the first code cell, before any JAX computation. Running it again in the same
     kernel changes nothing; after JAX started on other devices, a :class:`DeviceSetupError`
     says to restart the kernel. ``COURSE_DEVICES=cpu`` or ``=accelerator`` overrides the choice.
+    A JAX older than :data:`OLDEST_JAX` gets one line first, saying which the course needs.
     """
     import jax
 
     if os.environ.get(WORKER_ENV):
         return
+    if too_old(jax.__version__):
+        print(LINE_JAX_TOO_OLD.format(oldest=OLDEST_JAX, version=jax.__version__))
     override = os.environ.get(OVERRIDE_ENV, "").strip().lower() or None
     if override not in (None, *OVERRIDES):
         print(BAD_OVERRIDE.format(env=OVERRIDE_ENV, value=override, choices=" or ".join(OVERRIDES)))

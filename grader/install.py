@@ -25,6 +25,8 @@ KERNEL_NEEDS: dict[str, tuple[str, ...]] = {
     ),
     "matplotlib": ("matplotlib==3.11.2",),
     "ipywidgets": ("ipywidgets==8.1.9",),
+    # jax.debug.visualize_array_sharding's tables (lesson 1): JAX does not depend on it.
+    "rich": ("rich==15.0.0",),
     # Lesson 11's checkpoints. Colab's image has it already (its flax depends on it); where it
     # is missing, pip keeps the service's JAX: orbax-checkpoint asks only jax>=0.6.
     "orbax": ("orbax-checkpoint==0.12.8",),

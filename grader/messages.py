@@ -40,6 +40,10 @@ MSG_TIMEOUT = "stopped after {seconds:g} s on {devices} device(s): it took too l
 MSG_CRASHED = "the process running `{name}` on {devices} device(s) ended: {how}"
 MSG_BAD_DATA = "`{name}` returned something the grader cannot read: {problem}"
 MSG_NOT_RUN = "not run: {reason}"
+#: A test the course's own code could not run on this JAX (:class:`CourseFailure`): never
+#: the student's mistake.
+COURSE_FAILED = ("the course's own code failed {what} on JAX {version} ({error}): not your "
+                 "function's doing; the course holds on JAX {held}")
 MSG_UNVERIFIED = ("the grader could not check how `{name}` computes from the program it "
                   "compiles to: {why}")
 MSG_NOT_VERIFIED = ("what was measured of how `{name}` computes did not come from the program "

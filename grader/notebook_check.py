@@ -2,8 +2,9 @@
 public tests of every exercise of an exercise notebook, from a terminal.
 
 The notebook's code cells run in order in this process, as a kernel would run them (what they
-print is not shown; a cell that raises is named and skipped), then ``check`` runs on each
-exercise of its lesson: the same tests as in JupyterLab. Nothing here counts towards a grade.
+print is not shown; a cell that raises is named and skipped; their own ``check(...)`` calls
+wait), then ``check`` runs once on each exercise of its lesson: the same tests as in
+JupyterLab. Nothing here counts towards a grade.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader import messages as msg
-from grader.check import check
+from grader.check import check, deferred
 from grader.course import EXERCISES
 from grader.devices import DEFAULT_DEVICES, use_cpu_devices
 
@@ -48,7 +49,7 @@ def check_notebook(path: Path) -> list[str]:
         # source to the process of the grader's other device count
         linecache.cache[where] = (len(code), None, code.splitlines(True), where)
         try:
-            with contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stdout(io.StringIO()), deferred():
                 exec(compile(code, where, "exec"), namespace)
         except KeyboardInterrupt:
             raise

@@ -320,6 +320,58 @@ def test_check_does_nothing_inside_a_grader_worker(monkeypatch):
     assert calls == []
 
 
+# --- another JAX: the course's own code is never the student's mistake ----------------------
+def jax_printer_moved(*args, **kwargs):
+    raise AttributeError("'str' object has no attribute 'operation'")  # as on JAX 0.9.2
+
+
+def test_a_program_is_read_the_public_way_where_jaxs_private_printer_moved(monkeypatch):
+    """Where JAX's private printer of a program's text fails (a release that moved it), does
+    the public printer give the same text, locations taken out, so that a correct function
+    still passes every public test, tests of how it computes included?"""
+    from jax._src.interpreters import mlir
+
+    from grader.framework import hlo, probes
+
+    v1, v2, _ = dot_inputs(2)
+    program = probes.Program.of(CORRECT["distributed_dot"], v1, v2)
+    text = program.module
+    assert "loc(" in program.exported.mlir_module() and "loc(" not in text
+    printer = mlir.module_to_string
+
+    def moved(module, **options):  # the private form fails; what jax.export calls works
+        return jax_printer_moved() if options else printer(module)
+
+    monkeypatch.setattr(mlir, "module_to_string", moved)
+    again = probes.Program.of(CORRECT["distributed_dot"], v1, v2)
+    assert again.module == text
+    assert hlo.without_locations('%0 = "a"() : () -> () loc("f(x)"(#loc1))\n'
+                                 '#loc1 = loc("cell 3":4:5)\n') == '%0 = "a"() : () -> ()\n'
+    result = check(CORRECT["distributed_dot"])
+    assert result.status == msg.PASSED, str(result)
+
+
+def test_a_failure_of_the_courses_own_code_is_not_the_students_mistake(monkeypatch):
+    """Where the course's own use of JAX fails on this JAX, does check say so, naming JAX's
+    version and the versions the course holds on, instead of failing the student's function
+    or hinting at a mistake?"""
+    from jax._src.interpreters import mlir
+
+    from grader.devices import jax_range
+    from grader.framework import hlo
+
+    monkeypatch.setattr(mlir, "module_to_string", jax_printer_moved)
+    monkeypatch.setattr(hlo, "without_locations", jax_printer_moved)
+    result = check(CORRECT["distributed_dot"])
+    assert result.status != msg.PASSED
+    (broken,) = [t for t in result.tests if t.status != msg.PASSED]
+    assert broken.status == msg.ERROR and broken.hint is None
+    assert broken.message == msg.MSG_NOT_RUN.format(reason=msg.COURSE_FAILED.format(
+        what="reading a program's StableHLO text", version=jax.__version__, held=jax_range(),
+        error="AttributeError: 'str' object has no attribute 'operation'"))
+    assert "not your function's doing" in str(result)
+
+
 # --- renderings -----------------------------------------------------------------------------
 def test_html_shows_the_status_and_points(correct_results):
     """Does the notebook rendering show the exercise, its status and its points?"""

@@ -175,3 +175,29 @@ def test_a_bad_override_is_said_and_ignored():
     assert done.returncode == 0
     assert done.stdout.startswith("COURSE_DEVICES='gpu' is not one of cpu or accelerator")
 
+
+
+# --- which JAX the course holds on ------------------------------------------------------------
+@pytest.mark.parametrize("version, old", [("0.9.2", True), ("0.10.0rc1", True),
+                                          (devices.OLDEST_JAX, False), ("0.10.2", False),
+                                          (devices.NEWEST_JAX, False),
+                                          ("0.13.0.dev20261201", False), ("1.0", False)])
+def test_a_jax_older_than_the_course_holds_on_is_told_apart(version, old):
+    """Is a release (or a candidate of it) before OLDEST_JAX too old, and none from it on,
+    development builds of later ones included?"""
+    assert devices.too_old(version) is old
+
+
+def test_use_devices_on_a_jax_too_old_says_in_one_line_which_the_course_needs():
+    """On a JAX below the range, does the first line name the JAX the course needs and how to
+    get it, before the devices' own line, and the range the README states?"""
+    fake = "import jax; jax.__version__ = '0.9.2'\n"
+    done = run_python(fake + USE, JAX_PLATFORMS=None)
+    assert done.returncode == 0, done.stderr
+    first, second = done.stdout.splitlines()
+    assert first == (f"This course needs JAX {devices.OLDEST_JAX} or newer, and this kernel has "
+                     f'JAX 0.9.2: install a newer one (pip install -U "jax>='
+                     f'{devices.OLDEST_JAX}") and restart the kernel.')
+    assert second == decide(Found(), 8, version="0.9.2").line
+    plain = run_python(USE, JAX_PLATFORMS=None)
+    assert "This course needs" not in plain.stdout

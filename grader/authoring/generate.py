@@ -22,6 +22,7 @@ from grader.course import (
     REPOSITORY,
     ROOT,
     SOLUTIONS,
+    SOURCE_ENV,
 )
 
 _BLOCK = re.compile(r"^([ \t]*)# BEGIN SOLUTION\n.*?^[ \t]*# END SOLUTION[ \t]*$", re.S | re.M)
@@ -112,14 +113,17 @@ def links(path: str) -> str:
 
 def setup_cell(devices: int = 8) -> str:
     """The first code cell of every notebook: the course's helpers (installed, without
-    touching JAX, where they are missing: Colab, Kaggle), then the devices."""
+    touching JAX, where they are missing: Colab, Kaggle; from :data:`SOURCE_ENV` where it is
+    set), then the devices."""
     return (
         "import importlib.util\n"
+        "import os\n"
         "import subprocess\n"
         "import sys\n"
         "\n"
         'if importlib.util.find_spec("grader") is None:  # Colab, Kaggle: fetch the helpers once\n'
-        f'    course = "git+{REPOSITORY}@{BRANCH}"\n'
+        f'    published = "git+{REPOSITORY}@{BRANCH}"\n'
+        f'    course = os.environ.get("{SOURCE_ENV}", published)  # or a path, a wheel, a fork\n'
         '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", course],\n'
         "                   check=True)\n"
         '    subprocess.run([sys.executable, "-m", "grader.install"], check=True)  # never JAX\n'
@@ -141,8 +145,8 @@ LANGUAGE_INFO = {"name": "python"}
 
 def with_opening(notebook: nbformat.NotebookNode, path: str) -> nbformat.NotebookNode:
     """A copy of ``notebook`` whose title cell has the links for ``path`` under its heading,
-    whose first code cell is :func:`setup_cell` (its outputs kept if it was already), and
-    which names :data:`LANGUAGE_INFO`."""
+    whose first code cell is :func:`setup_cell` (its outputs kept if it was already, or if
+    only its install part changed), and which names :data:`LANGUAGE_INFO`."""
     copy = nbformat.from_dict(notebook)
     copy.metadata["language_info"] = dict(LANGUAGE_INFO)
     title = next(c for c in copy.cells if c.cell_type == "markdown")
@@ -153,7 +157,12 @@ def with_opening(notebook: nbformat.NotebookNode, path: str) -> nbformat.Noteboo
     title.source = "\n".join([heading, "", links(path), *([""] + rest if rest else [])])
     first = next(c for c in copy.cells if c.cell_type == "code")
     if first.source != setup_cell():
-        first.source, first.outputs, first.execution_count = setup_cell(), [], None
+        # Where the course is installed, as wherever notebooks are executed and stored, the
+        # install part runs nothing: the outputs are the device line's, kept while it is.
+        kept = first.source.splitlines()[-1:] == setup_cell().splitlines()[-1:]
+        first.source = setup_cell()
+        if not kept:
+            first.outputs, first.execution_count = [], None
     return copy
 
 

@@ -30,7 +30,7 @@ STUDENT = Path(__file__).resolve().parent / "student"
 EXCLUDED = ("hidden", "__pycache__", "*.pyc", ".ipynb_checkpoints")
 #: The grader's own parts, which no student's kernel imports: not in a bundle.
 GRADER_ONLY = ("grader/workers", "grader/grading", "grader/authoring", "grader/cli.py",
-               "grader/__main__.py")
+               "grader/verbs.py", "grader/__main__.py")
 
 
 class ReleaseError(Exception):

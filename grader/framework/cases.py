@@ -11,6 +11,7 @@ Public cases live in :mod:`grader.public`, hidden ones in :mod:`grader.hidden`.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
 import re
@@ -18,7 +19,7 @@ import sys
 import traceback
 import types
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,6 +148,28 @@ def for_exercise(name: str, hidden: bool = True) -> list[Case]:
 
 
 # --- measuring (next to the code under test) ---------------------------------------------
+class CourseFailure(Exception):
+    """The course's own code failed, not the function under test: where it reaches into JAX
+    (:func:`course_code`), on a JAX release that moved what it reaches for."""
+
+
+@contextlib.contextmanager
+def course_code(what: str) -> Iterator[None]:
+    """Run the course's own use of JAX inside: whatever it raises becomes a
+    :class:`CourseFailure` that says so, with JAX's version and the versions the course holds
+    on, so that ``check`` never reports it as the student's mistake."""
+    try:
+        yield
+    except Exception as exc:
+        import jax
+
+        from grader.devices import jax_range
+
+        error = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+        raise CourseFailure(msg.COURSE_FAILED.format(what=what, version=jax.__version__,
+                                                     held=jax_range(), error=error)) from exc
+
+
 def measure(found: Case, fn: Callable, made: list | None = None) -> dict[str, Any]:
     """Run a probe on ``fn``: ``{"ok": True, "data": ...}`` or ``{"ok": False, "error": ...}``;
     ``made``, if given, gets the programs measured in this process, with where each is
@@ -162,6 +185,8 @@ def measure(found: Case, fn: Callable, made: list | None = None) -> dict[str, An
             if made is not None:
                 made += plain.measured_programs(value)
             data = plain.to_plain(value)
+    except CourseFailure as exc:  # the course's, on this JAX: the test is not run
+        return {"not_run": str(exc)}
     except BaseException as exc:  # noqa: BLE001 - the student's code may raise anything
         return {"ok": False, "error": describe_error(exc)}
     return {"ok": True, "data": data}

@@ -2,7 +2,7 @@
 
 The reference solutions produce them in grader workers on 1, 2, 4 and 8 devices, one file
 per lesson in ``public/expected/``, with, for a test of how a function computes, the record
-of each reference program (:func:`grader.workers.verifier.record`: its results on fresh
+of each reference program (:func:`grader.framework.compare.record`: its results on fresh
 inputs, its kinds of collective, its footprint) that ``check`` compares a student's with.
 ``python -m grader refresh-expected [LESSON ...]`` (:mod:`grader.authoring.refresh_expected`)
 writes them again, and a test fails when a stored file no longer matches what the solutions

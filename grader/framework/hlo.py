@@ -892,3 +892,34 @@ def custom_calls(text: str) -> list[str | None]:
             call = _CUSTOM_CALL.match(line)
             found.append(call.group(1) if call else None)
     return found
+
+
+def without_locations(module: str) -> str:
+    """StableHLO text printed with its source locations (``jax.export``'s public printer)
+    as JAX's printer without them gives it: each ``loc(...)`` after an operation, its
+    arguments or its results, and the ``#locN = loc(...)`` lines that name them, taken out
+    (strings inside a location, file names with parentheses among them, are read as such)."""
+    kept = [line for line in module.splitlines() if not _LOCATION_LINE.match(line)]
+    text, out, index = "\n".join(kept), [], 0
+    for found in _LOCATION.finditer(text):
+        if found.start() < index:
+            continue
+        end, depth, quoted = found.end(), 1, False
+        while end < len(text) and depth:
+            char = text[end]
+            if quoted:
+                quoted = char != '"' or text[end - 1] == "\\"
+            elif char == '"':
+                quoted = True
+            else:
+                depth += (char == "(") - (char == ")")
+            end += 1
+        out.append(text[index:found.start()])
+        index = end
+    out.append(text[index:])
+    return "".join(out) + ("\n" if module.endswith("\n") else "")
+
+
+#: Where a source location starts after what it locates, and a line naming one.
+_LOCATION = re.compile(r" ?\bloc\(")
+_LOCATION_LINE = re.compile(r"^#loc\d*\s*=\s*loc\(")

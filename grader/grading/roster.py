@@ -26,7 +26,7 @@ from grader.assignments import Assignment
 from grader.framework import cases as case_registry
 from grader.framework.results import ExerciseResult, Late, StudentResult, TestResult
 from grader.grading import texts
-from grader.grading.store import files_of
+from grader.grading.submission import files_of
 
 COLUMNS = ("name", "id", "display_name", "email", "lms_id", "extension_days")
 EXTENSION = "extension_days"

@@ -25,7 +25,7 @@ from grader.course import PACKAGE
 from grader.framework.results import StudentResult
 from grader.grading import safe, submission, texts
 from grader.grading.outputs import STORE, TEMPORARY, write_atomic
-from grader.grading.submission import walk
+from grader.grading.submission import files_of
 
 #: Files are hashed this many bytes at a time, so that a large one is never held whole.
 CHUNK = 2**20
@@ -56,14 +56,6 @@ def fingerprint(paths: Iterable[Path], *extra: str, root: Path | None = None,
             digest.update(f"unreadable: {exc.strerror}".encode())
         digest.update(b"\0")
     return digest.hexdigest()
-
-
-def files_of(entry: Path) -> list[Path]:
-    """Every file and link of a submission (links are not followed), as far as
-    :func:`grader.grading.submission.walk` reads it."""
-    if not entry.is_dir() or entry.is_symlink():
-        return [entry]
-    return [p for p in walk(entry)[0] if p.is_symlink() or p.is_file()]
 
 
 def grader_parts(solutions: Path, settings: str) -> dict[str, str]:

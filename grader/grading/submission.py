@@ -65,6 +65,14 @@ def student_name(entry: Path) -> str:
     return safe.line(entry.name if entry.is_dir() else entry.stem)
 
 
+def files_of(entry: Path) -> list[Path]:
+    """Every file and link of a submission (links are not followed), as far as
+    :func:`walk` reads it."""
+    if not entry.is_dir() or entry.is_symlink():
+        return [entry]
+    return [p for p in walk(entry)[0] if p.is_symlink() or p.is_file()]
+
+
 def walk(entry: Path) -> tuple[list[Path], str | None]:
     """Every file, folder and link under the folder ``entry``, links not followed, and why
     the walk stopped early (None if it did not): folders below :data:`MAX_DEPTH` levels are

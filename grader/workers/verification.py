@@ -117,7 +117,7 @@ def verify(result: Run, limits: Limits, sandbox: Sandbox, reference: Run | None 
 
 
 def records(result: Run, limits: Limits, sandbox: Sandbox, seed: int) -> dict[tuple, dict]:
-    """The :func:`grader.workers.verifier.record` of each program of a reference run
+    """The :func:`grader.framework.compare.record` of each program of a reference run
     (``result.programs``), made by a verifier on the run's devices, by (case id, place,
     measure): what ``refresh-expected`` stores for ``check``."""
     made: dict[tuple, dict] = {}

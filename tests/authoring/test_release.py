@@ -31,7 +31,8 @@ def test_the_bundle_holds_no_solution_and_no_hidden_test(tmp_path):
     assert not any(f.startswith(("solutions/", "grader/hidden/", "tests/")) for f in files)
     # nor the grader's own machinery: no worker, no batch grading, no authoring, no command line
     assert not any(f.startswith(("grader/workers/", "grader/grading/", "grader/authoring/"))
-                   or f in ("grader/cli.py", "grader/__main__.py") for f in files)
+                   or f in ("grader/cli.py", "grader/verbs.py", "grader/__main__.py")
+                   for f in files)
     hidden_names = [c.name for c in cases.load() if c.hidden]
     # Each solution's body, as its notebook's JSON holds it, and its opening unless students
     # are given that opening on purpose (a find-and-fix exercise hands out the code to mend).

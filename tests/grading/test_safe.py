@@ -158,7 +158,7 @@ def test_a_folder_nested_too_deep_is_that_students_problem(tmp_path):
         assert [s.label for s in loaded.sources] == ["top.py"]
         assert loaded.problems == [f"ben: folders nested deeper than {submission.MAX_DEPTH}; "
                                    "the files below them were not read"]
-        assert store.fingerprint(store.files_of(folder))
+        assert store.fingerprint(submission.files_of(folder))
     finally:
         remove_deep(folder / "d")  # pytest's own clean-up of tmp_path walks it recursively
 

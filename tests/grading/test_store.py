@@ -16,7 +16,8 @@ import pytest
 from grader.framework.results import ExerciseResult, StudentResult, TestResult
 from grader.grading import feedback
 from grader.grading.outputs import write_atomic
-from grader.grading.store import Store, files_of, fingerprint, remove_leftovers
+from grader.grading.store import Store, fingerprint, remove_leftovers
+from grader.grading.submission import files_of
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "submissions"

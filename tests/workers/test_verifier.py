@@ -19,7 +19,7 @@ import whole_on_every_device
 from jax.sharding import PartitionSpec as P
 
 from grader import messages as msg
-from grader.framework import cases, footprint, plain, probes
+from grader.framework import cases, compare, footprint, plain, probes
 from grader.grading import grade, submission
 from grader.hints import collectives
 from grader.workers import runner, verification, verifier
@@ -150,7 +150,7 @@ def test_a_collective_that_carries_nothing_does_not_count():
     }
     x = jnp.arange(16.0)
     reference = probes.Program.of(honest, x, x)
-    why = {name: verifier.differs(probes.Program.of(fn, x, x), reference, seed=3)
+    why = {name: compare.differs(probes.Program.of(fn, x, x), reference, seed=3)
            for name, fn in programs.items()}
     nothing = "its result stays the same when its all-reduce moves nothing, so that " \
               "all-reduce carries nothing"
@@ -163,7 +163,7 @@ def test_a_collective_that_carries_nothing_does_not_count():
                                         mesh=one, in_specs=P("data"), out_specs=P()), x)
         for f in (lambda b: b, lambda b: b[::-1]))
     assert alone.identity != reversed_alone.identity  # compared, not taken as one program
-    assert verifier.differs(alone, reversed_alone, seed=3) is None  # nothing can move
+    assert compare.differs(alone, reversed_alone, seed=3) is None  # nothing can move
 
 
 def test_a_copy_of_the_reference_program_is_taken_as_it_and_measured_once(monkeypatch):
@@ -190,8 +190,8 @@ def test_a_copy_of_the_reference_program_is_taken_as_it_and_measured_once(monkey
     ran = []
     monkeypatch.setattr(probes.Program, "run", lambda self, inputs: ran.append(self) or [])
     mine, theirs = copies
-    assert verifier.differs(mine, theirs, seed=1) is None and ran == []
-    verifier.differs(other, theirs, seed=1)
+    assert compare.differs(mine, theirs, seed=1) is None and ran == []
+    compare.differs(other, theirs, seed=1)
     assert ran == [theirs, other]  # run side by side (the reference first, for its record)
     first = verifier._take("counted", theirs)
     assert verifier._take("counted", mine) == first == {"ok": True, "data": first["data"]}
@@ -247,7 +247,7 @@ def test_a_program_whose_devices_each_do_the_whole_work_does_not_count(devices):
     }
     x = jax.device_put(jnp.arange(512.0), jax.NamedSharding(mesh, P("data")))  # split
     reference = probes.Program.of(honest, x, x)
-    why = {name: verifier.differs(probes.Program.of(fn, x, x), reference, seed=5)
+    why = {name: compare.differs(probes.Program.of(fn, x, x), reference, seed=5)
            for name, fn in programs.items()}
     forged = footprint.footprint(probes.Program.of(over_mesh(forges_a_count), x, x))
     gathered_once = 4 * (x.size - x.size // devices)
@@ -349,8 +349,8 @@ def test_a_program_on_explicitly_placed_inputs_takes_what_one_on_auto_inputs_tak
     x = jnp.arange(16.0)
     theirs, mine = dot_on(auto, x), dot_on(explicit, x)
     assert str(mine.exported.in_avals[0]) != str(theirs.exported.in_avals[0])  # the types differ
-    assert verifier.differs(mine, theirs, seed=2) is None
-    assert verifier.differs(dot_on(explicit, jnp.arange(8.0)), theirs, seed=2) == (
+    assert compare.differs(mine, theirs, seed=2) is None
+    assert compare.differs(dot_on(explicit, jnp.arange(8.0)), theirs, seed=2) == (
         "it takes other arguments than the reference solution's program")
 
 
@@ -360,7 +360,7 @@ def test_fresh_inputs_differ_by_seed_and_cover_every_kind_of_input():
     avals = [jax.core.ShapedArray((3, 2), jnp.float32), jax.core.ShapedArray((4,), jnp.uint32),
              jax.core.ShapedArray((5,), jnp.int32), jax.core.ShapedArray((2,), jnp.bool_),
              jax.typeof(jax.random.split(jax.random.key(0), 3))]
-    first, again, other = (verifier.fresh_inputs(avals, seed) for seed in (1, 1, 2))
+    first, again, other = (compare.fresh_inputs(avals, seed) for seed in (1, 1, 2))
     for aval, x, y, z in zip(avals, first, again, other, strict=True):
         assert (x.shape, x.dtype) == (aval.shape, aval.dtype)
         data = [jax.random.key_data(v) if aval.dtype == avals[-1].dtype else v for v in (x, y, z)]
@@ -375,13 +375,13 @@ def test_only_sharding_annotations_and_lapack_calls_are_run():
     form or whose location names a safe target?"""
     module = (' %0 = stablehlo.custom_call @Sharding(%arg0) : tensor<4xf32>\n'
               ' %1:2 = stablehlo.custom_call @lapack_sgetrf_ffi(%0) loc("custom_call @x")\n')
-    assert verifier._unsafe_calls(module) == set()
+    assert compare._unsafe_calls(module) == set()
     callback = module + ' %2 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%1)\n'
-    assert verifier._unsafe_calls(callback) == {"xla_ffi_python_cpu_callback"}
+    assert compare._unsafe_calls(callback) == {"xla_ffi_python_cpu_callback"}
     posing = module + ' %2 = stablehlo.custom_call @"evil"(%1) loc("custom_call @Sharding(")\n'
     generic = module + ' %2 = "stablehlo.custom_call"(%1) {call_target_name = "Sharding"}\n'
     for hidden in (posing, generic):
-        assert verifier._unsafe_calls(hidden) == {"a custom call in an unusual form"}
+        assert compare._unsafe_calls(hidden) == {"a custom call in an unusual form"}
 
 
 def test_a_function_that_calls_back_into_python_is_told_why_it_cannot_be_measured():
