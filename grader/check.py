@@ -60,7 +60,7 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
              for c in public}
     if any(want[devices] is None for want in wants.values()):
         note = _other_devices(name, devices, [devices])
-        return ExerciseResult(name, [_no_expected(c, devices) for c in public], note)
+        return ExerciseResult(name, [_no_expected(c, devices) for c in public], note, ran_on={})
     for n in ALL_DEVICE_COUNTS:  # ready for the exercises that the grader runs on them
         if n != devices:
             check_elsewhere.started(n)
@@ -75,7 +75,7 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
                                        {i: w[devices] for i, w in wants.items()}, devices)}
         results = _decide(public, found, wants)
         if any(r.status != msg.PASSED for r in results):  # the first failure is shown
-            return ExerciseResult(name, results, _other_devices(name, devices, [devices]))
+            return _result(name, public, found, wants, _other_devices(name, devices, [devices]))
         for n in list(elsewhere):
             try:
                 found[n] = elsewhere.pop(n).outcomes()
@@ -85,7 +85,16 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
         for run in elsewhere.values():  # not waited for
             run.cancel()
     note = " ".join([*filter(None, [_other_devices(name, devices, list(found))]), *unrun])
-    return ExerciseResult(name, _decide(public, found, wants), note or None)
+    return _result(name, public, found, wants, note or None)
+
+
+def _result(name: str, public: list[cases.Case], found: dict[int, dict[str, dict]],
+            wants: dict[str, dict[int, dict]], note: str | None) -> ExerciseResult:
+    """The exercise's result from the outcomes ``found`` by device count, saying on which
+    device counts every public test passed."""
+    ran_on = {n: all(r.status == msg.PASSED for r in _decide(public, {n: got}, wants))
+              for n, got in found.items()}
+    return ExerciseResult(name, _decide(public, found, wants), note, ran_on=ran_on)
 
 
 def _decide(public: list[cases.Case], outcomes: dict[int, dict[str, dict]],

@@ -84,6 +84,11 @@ CHECK_USAGE = "usage: python -m grader.notebook_check exercises/NN_lesson.ipynb 
 CHECK_NOT_A_LESSON = "{path}: not an exercise notebook of the course (exercises/NN_lesson.ipynb)"
 CHECK_UNREADABLE = "{path}: cannot be read as a notebook ({why})"
 CHECK_CELL_RAISED = "  code cell {number} raised {error}; the cells after it still ran"
+#: What ``check`` counts in its first line: public tests, not points (the grader's points come
+#: from its hidden tests too), and on which device counts they all passed.
+CHECK_COUNTED = "{passed} of {total} public tests pass"
+CHECK_ON = "on {devices} devices"
+CHECK_SPLIT = "passes on {good} devices, fails on {bad}"
 CHECK_SUMMARY = (
     "  {passed} of {total} exercises pass the public tests (the grader runs hidden tests "
     "too, on 8 and 2 devices)"

@@ -373,13 +373,30 @@ def test_a_failure_of_the_courses_own_code_is_not_the_students_mistake(monkeypat
 
 
 # --- renderings -----------------------------------------------------------------------------
-def test_html_shows_the_status_and_points(correct_results):
-    """Does the notebook rendering show the exercise, its status and its points?"""
+def test_html_shows_the_status_and_the_public_tests_that_pass(correct_results):
+    """Does the notebook rendering show the exercise, its status, and how many of its public
+    tests pass on which device counts (not points: the grader's hidden tests give those)?"""
     result = correct_results["halo_difference"]
     page = result._repr_html_()
     assert 'data-status="passed"' in page
     assert "halo_difference" in page
-    assert f"({result.points:g}/{result.max_points:g} points)" in page
+    assert "(2 of 2 public tests pass, on 8 and 2 devices)" in page
+    assert str(result).splitlines()[0] == (
+        "halo_difference: passed (2 of 2 public tests pass, on 8 and 2 devices)")
+
+
+def test_the_first_line_says_on_which_device_counts_the_tests_pass():
+    """Where every public test passes on one device count and not on another, does the first
+    line say so, counting tests; and does a grader's result still count points?"""
+    from grader.framework.results import ExerciseResult, TestResult
+
+    tests = [TestResult("a", 0, 2, msg.FAILED, devices=[2]), TestResult("b", 1, 1, msg.PASSED)]
+    split = ExerciseResult("distributed_dot", tests, ran_on={8: True, 2: False})
+    assert str(split).splitlines()[0] == ("distributed_dot: partial (1 of 2 public tests pass; "
+                                          "passes on 8 devices, fails on 2)")
+    assert str(ExerciseResult("distributed_dot", tests)).splitlines()[0] == (
+        "distributed_dot: partial (1/3)")
+    assert "(1/3 points)" in ExerciseResult("distributed_dot", tests)._repr_html_()
 
 
 def test_html_escapes_what_the_student_raised():

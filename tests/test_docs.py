@@ -63,3 +63,16 @@ def test_the_counts_of_exercises_the_pages_give_are_the_courses():
     grading = " ".join((ROOT / "docs" / "grading.md").read_text().split())
     assert f"The {everywhere} exercises whose function must work" in grading
     assert f"other {len(EXERCISES) - everywhere} exercises are graded on 8 only" in grading
+
+
+def test_the_jax_range_the_pages_state_is_the_one_the_tests_run():
+    """Do the README and docs/students.md state the JAX range that grader/devices.py holds,
+    which tests/test_install.py runs from a fresh environment at both ends?"""
+    from grader.devices import NEWEST_JAX, OLDEST_JAX
+
+    stated = f"JAX {OLDEST_JAX} to {NEWEST_JAX}"
+    assert f"**{stated}**" in " ".join(README.read_text().split())
+    students = " ".join((ROOT / "docs" / "students.md").read_text().split())
+    assert f"hold on **{stated}**" in students
+    install = (ROOT / "tests" / "test_install.py").read_text()
+    assert "[devices.OLDEST_JAX, devices.NEWEST_JAX]" in install

@@ -57,6 +57,9 @@ class ExerciseResult:
     note: str | None = None
     #: The instructor's, applied on top of the tests.
     adjustments: list[Adjustment] = field(default_factory=list)
+    #: ``check``'s: whether every public test passed, by the device counts they ran on; its
+    #: renderings then count tests, not points (the grader's hidden tests give those).
+    ran_on: dict[int, bool] | None = None
 
     @property
     def tested_points(self) -> float:
@@ -117,8 +120,23 @@ class ExerciseResult:
                 for a in self.adjustments]
 
     # --- renderings -------------------------------------------------------------------
+    def counted(self, unit: str = "") -> str:
+        """What the first line says in brackets: the points (``unit`` after them), or for
+        ``check`` the public tests that pass, and on which device counts."""
+        if self.ran_on is None:
+            return f"{_num(self.points)}/{_num(self.max_points)}{unit}"
+        text = msg.CHECK_COUNTED.format(passed=sum(t.status == msg.PASSED for t in self.tests),
+                                        total=len(self.tests))
+        good = [n for n, ok in self.ran_on.items() if ok]
+        bad = [n for n, ok in self.ran_on.items() if not ok]
+        if good and bad:
+            return f"{text}; " + msg.CHECK_SPLIT.format(good=_and(good), bad=_and(bad))
+        if self.status in (msg.NOT_ATTEMPTED, msg.NOT_FOUND) or not self.ran_on:
+            return text
+        return f"{text}, " + msg.CHECK_ON.format(devices=_and(list(self.ran_on)))
+
     def __str__(self) -> str:
-        lines = [f"{self.name}: {self.status} ({_num(self.points)}/{_num(self.max_points)})"]
+        lines = [f"{self.name}: {self.status} ({self.counted()})"]
         lines += [f"  note: {self.note}"] if self.note else []
         lines += [f"  {line}" for line in self.adjusted_lines()]
         for t in self.tests:
@@ -144,7 +162,7 @@ class ExerciseResult:
             f'style="border-left:6px solid {colour};padding:4px 10px;margin:4px 0">'
             f"<p><b>{html.escape(self.name)}</b>: "
             f'<span style="color:{colour};font-weight:bold">{html.escape(self.status)}</span>'
-            f" ({_num(self.points)}/{_num(self.max_points)} points)</p>{note}"
+            f" ({html.escape(self.counted(' points'))})</p>{note}"
             f'<table><tr><th style="text-align:left">test</th><th>result</th>'
             f'<th style="text-align:left">yours</th><th style="text-align:left">expected</th>'
             f"</tr>{rows}</table>{hint}</div>"
@@ -237,6 +255,10 @@ class StudentResult:
 
 def _num(x: float) -> str:
     return f"{x:g}"
+
+
+def _and(counts: list[int]) -> str:
+    return " and ".join(map(str, counts))
 
 
 def _on(devices: list[int]) -> str:

@@ -113,14 +113,16 @@ def test_a_learner_runs_the_first_exercises_and_checks_a_right_then_a_wrong_answ
     nb.run(stub)
     nb.run(check)
     expect(feedback).to_have_attribute("data-status", msg.PASSED)
-    expect(feedback).to_contain_text("is_congruent: passed (1/1 points)")
+    expect(feedback).to_contain_text("is_congruent: passed (1 of 1 public tests pass, on 8 "
+                                     "devices)")
     nb.screenshot(stub, artefacts / "01_check_passed.png")
 
     nb.type_code(stub, FORGETS_THE_LENGTHS)
     nb.run(stub)
     nb.run(check)
     expect(feedback).to_have_attribute("data-status", msg.FAILED)
-    expect(feedback).to_contain_text("is_congruent: failed (0/1 points)")
+    expect(feedback).to_contain_text("is_congruent: failed (0 of 1 public tests pass, on 8 "
+                                     "devices)")
     expect(feedback.locator("td code").first).to_have_text("[True, False, True, True, False, True]")
     expect(feedback.locator("td code").nth(1)).to_have_text(
         "[True, False, False, True, False, True]")
