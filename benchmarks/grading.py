@@ -16,7 +16,7 @@ name of its own. Prints:
   the grader's job slots do; each loads a fresh copy of the solutions
   (new functions, which JAX has to trace and compile, as for any new submission) and times
   every test once, ``--copies`` times after one copy that warms the process up (reusing
-  what a worker reuses of JAX's work, grader/workers/reuse.py; here across copies too, where
+  what a worker reuses of JAX's work, grader/reuse.py; here across copies too, where
   a worker starts with nothing: a stricter limit). The bare
   limit per submission is the time per copy divided by the processes sharing the cores,
   summed over the device counts. Running the cells is not in it (it is timed and printed
@@ -82,7 +82,7 @@ from grader.devices import WORKER_ENV, use_cpu_devices
 devices, copies = int(sys.argv[1]), int(sys.argv[3])
 use_cpu_devices(devices)
 os.environ[WORKER_ENV] = "1"  # the notebooks' own set-up cells and check() calls stand down
-from grader.workers import reuse
+from grader import reuse
 reuse.install()  # as every grader worker does
 from pathlib import Path
 from grader.framework import cases, plain

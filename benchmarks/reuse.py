@@ -1,9 +1,9 @@
-"""What a worker reuses of JAX's work (grader/workers/reuse.py), with and without it.
+"""What a worker reuses of JAX's work (grader/reuse.py), with and without it.
 
     .venv/bin/python benchmarks/reuse.py [--steps 10] [--calls 4] [--programs 200] [--devices 8]
 
 Two measures, each in a fresh process as JAX runs it and in one with
-:func:`grader.workers.reuse.install` (as every grader worker has it), printed side by side:
+:func:`grader.reuse.install` (as every grader worker has it), printed side by side:
 
 - an eager shard_map: a function of ``--steps`` steps (``tanh``, a multiply, an add, a
   ``psum``, a divide), run by ``jax.shard_map`` outside ``jax.jit`` as many lessons' functions
@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from jax.sharding import NamedSharding, PartitionSpec as P
 
 if {kept}:
-    from grader.workers import reuse
+    from grader import reuse
     assert all(reuse.install().values())
 lowered = []
 jax.monitoring.register_event_duration_secs_listener(

@@ -11,7 +11,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 
-from grader import check_elsewhere
+from grader import check_elsewhere, reuse
 from grader import messages as msg
 from grader.course import ALL_DEVICE_COUNTS, BY_NAME
 from grader.devices import DEFAULT_DEVICES, WORKER_ENV
@@ -53,6 +53,7 @@ def check(exercise: Callable | str) -> ExerciseResult | None:
         raise ValueError(msg.CHECK_UNKNOWN_EXERCISE.format(name=name, known=known))
     if isinstance(exercise, str):
         raise TypeError(msg.CHECK_PASS_FUNCTION.format(name=name))
+    reuse.install()  # a function run eagerly, called again by each test, is not compiled again
     devices = jax.device_count()
     public = cases.for_exercise(name, hidden=False)
     counts = [devices, *(n for n in BY_NAME[name].device_counts if n != devices)]

@@ -225,10 +225,12 @@ def serve(devices: int, answers: IO[str]) -> None:
     """Answer requests from standard input until it closes: run the public tests of the
     exercise on the function the source defines, on this process's devices."""
     global _busy
+    from grader import reuse
     from grader.devices import use_cpu_devices
 
     signal.signal(signal.SIGINT, _interrupted)
     use_cpu_devices(devices)
+    reuse.install()  # as in the student's kernel once it checks
     for line in sys.stdin:
         request = json.loads(line)
         _busy = True

@@ -70,9 +70,10 @@ class Tester:
 
 def main() -> None:
     devices, have, requests, replies = begin()
+    from grader import reuse
     from grader.devices import WORKER_ENV
     from grader.framework import cases
-    from grader.workers import compiled, reuse
+    from grader.workers import compiled
 
     compiled.install()
     reuse.install()  # the tests' own eager programs, as a worker's (no submission code runs here)

@@ -21,7 +21,8 @@ import sys
 import warnings
 from typing import Any, TextIO
 
-from grader.workers import compiled, replay, reuse
+from grader import reuse
+from grader.workers import compiled, replay
 from grader.workers import seal as sealing
 from grader.workers.confine import begin
 from grader.workers.record import RECORD  # lesson 6: launched processes replay what ran here

@@ -1,4 +1,4 @@
-"""What a worker reuses of JAX's work (grader/workers/reuse.py): does a function that runs
+"""What a worker reuses of JAX's work (grader/reuse.py): does a function that runs
 shard_map outside jit lower nothing when called again in a worker, and do the programs a worker
 lowers share an MLIR context, where a plain process of the pinned JAX does neither?"""
 
@@ -70,7 +70,7 @@ def test_a_worker_lowers_an_eager_shard_map_once_in_one_context():
 def test_without_it_jax_lowers_every_primitive_again_each_in_a_new_context():
     """The reason for it: in a plain process of the pinned JAX, does the second call lower
     its primitives all over again, and does each program get a context of its own? (Should a
-    JAX release do either itself, this fails, and that part of grader/workers/reuse.py can
+    JAX release do either itself, this fails, and that part of grader/reuse.py can
     go.)"""
     source = ("import os\nos.environ['XLA_FLAGS'] = "
               "'--xla_force_host_platform_device_count=2'\n" + CALLED_TWICE)
@@ -80,3 +80,16 @@ def test_without_it_jax_lowers_every_primitive_again_each_in_a_new_context():
     assert second >= 10  # every tanh, multiply and psum of the five steps
     assert first >= second
     assert not one_context
+
+
+def test_a_students_kernel_reuses_them_from_its_first_check_on():
+    """In a student's kernel, once check() has run (here on an exercise not attempted), does
+    the eager function lower nothing when called again, as in a worker?"""
+    source = ("from grader.devices import use_cpu_devices\nuse_cpu_devices(2)\n"
+              "from grader import check\n"
+              "def halo_difference(x):\n    raise NotImplementedError\n"
+              "assert check(halo_difference).status == 'not attempted'\n" + CALLED_TWICE)
+    done = subprocess.run([sys.executable, "-c", source], capture_output=True, text=True,
+                          timeout=300)
+    first, second, one_context = _counts(done.stderr)
+    assert first > 0 and second == 0 and one_context

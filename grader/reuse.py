@@ -1,4 +1,6 @@
-"""What a worker reuses of JAX's work, where JAX itself would do it again.
+"""What a process reuses of JAX's work, where JAX itself would do it again: every grader
+worker, tester and verifier, lesson 6's launched processes, and a student's kernel from its
+first ``check`` on (with the process ``check`` runs the other device count in).
 
 Both rest on JAX's internals (the pinned release's): should a release change them,
 :func:`install` leaves JAX as it is, and the worker runs as before, only slower
@@ -44,9 +46,17 @@ KEPT = 4096
 LOWERINGS = 256
 
 
+#: What :func:`install` did in this process, once it has.
+_installed: dict[str, bool] = {}
+
+
 def install() -> dict[str, bool]:
-    """Reuse both in this process; which of them JAX's internals allowed."""
-    return {"eager shard_map": _keep_eager_programs(), "one MLIR context": _share_context()}
+    """Reuse both in this process (once, however often it is asked); which of them JAX's
+    internals allowed."""
+    if not _installed:
+        _installed.update({"eager shard_map": _keep_eager_programs(),
+                           "one MLIR context": _share_context()})
+    return dict(_installed)
 
 
 def _keep_eager_programs() -> bool:
