@@ -16,6 +16,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import asdict, dataclass
@@ -95,11 +96,10 @@ def release_numbers(version: str) -> tuple[int, ...]:
     a development or candidate suffix is left out (``'0.13.0.dev20261201'`` -> ``(0, 13, 0)``)."""
     numbers = []
     for part in version.split("."):
-        digits = part[:len(part) - len(part.lstrip("0123456789"))] if part else ""
-        if not digits:
-            break
-        numbers.append(int(digits))
-        if digits != part:
+        digits = re.match(r"\d*", part).group()
+        if digits:
+            numbers.append(int(digits))
+        if not digits or digits != part:
             break
     return tuple(numbers)
 

@@ -34,7 +34,7 @@ RTOL, ATOL = 1e-3, 1e-4
 _SAFE_CALL = re.compile(r"^(Sharding|SPMDFullToShardShape|SPMDShardToFullShape|"
                         r"annotate_device_placement|lapack_\w+_ffi)$")
 #: The footprints of reference programs taken so far, by the program's identity.
-_footprints: Newest[str, dict[str, Any]] = Newest(256)
+_footprints: Newest[tuple, dict[str, Any]] = Newest(256)
 
 
 TAKES_OTHER = "it takes other arguments than the reference solution's program"
