@@ -88,7 +88,8 @@ CHECK_CELL_RAISED = "  code cell {number} raised {error}; the cells after it sti
 #: from its hidden tests too), and on which device counts they all passed.
 CHECK_COUNTED = "{passed} of {total} public tests pass"
 CHECK_ON = "on {devices} devices"
-CHECK_SPLIT = "passes on {good} devices, fails on {bad}"
+#: A test counts where it passes on every device count: said so where they disagree.
+CHECK_SPLIT = "on every device count: it passes on {good} devices, fails on {bad}"
 CHECK_SUMMARY = (
     "  {passed} of {total} exercises pass the public tests (the grader runs hidden tests "
     "too, on 8 and 2 devices)"

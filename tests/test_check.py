@@ -392,8 +392,9 @@ def test_the_first_line_says_on_which_device_counts_the_tests_pass():
 
     tests = [TestResult("a", 0, 2, msg.FAILED, devices=[2]), TestResult("b", 1, 1, msg.PASSED)]
     split = ExerciseResult("distributed_dot", tests, ran_on={8: True, 2: False})
-    assert str(split).splitlines()[0] == ("distributed_dot: partial (1 of 2 public tests pass; "
-                                          "passes on 8 devices, fails on 2)")
+    assert str(split).splitlines()[0] == ("distributed_dot: partial (1 of 2 public tests pass "
+                                          "on every device count: it passes on 8 devices, "
+                                          "fails on 2)")
     assert str(ExerciseResult("distributed_dot", tests)).splitlines()[0] == (
         "distributed_dot: partial (1/3)")
     assert "(1/3 points)" in ExerciseResult("distributed_dot", tests)._repr_html_()

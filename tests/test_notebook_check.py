@@ -81,8 +81,8 @@ def test_a_function_right_on_8_devices_only_fails_as_the_grader_fails_it(tmp_pat
     path.write_text(json.dumps(notebook))
     said = "\n".join(notebook_check.check_notebook(path))
     # counted as tests, not points (the grader's hidden tests give those), on each device count
-    assert ("distributed_dot: failed (0 of 2 public tests pass; passes on 8 devices, fails "
-            "on 2)") in said
+    assert ("distributed_dot: failed (0 of 2 public tests pass on every device count: it passes "
+            "on 8 devices, fails on 2)") in said
     assert "dot_of_two_small_arrays [2 devices]: error" in said
     assert "Number of devices 2 must be >= the product of mesh_shape (8,)" in said
 

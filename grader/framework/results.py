@@ -130,7 +130,7 @@ class ExerciseResult:
         good = [n for n, ok in self.ran_on.items() if ok]
         bad = [n for n, ok in self.ran_on.items() if not ok]
         if good and bad:
-            return f"{text}; " + msg.CHECK_SPLIT.format(good=_and(good), bad=_and(bad))
+            return f"{text} " + msg.CHECK_SPLIT.format(good=_and(good), bad=_and(bad))
         if self.status in (msg.NOT_ATTEMPTED, msg.NOT_FOUND) or not self.ran_on:
             return text
         return f"{text}, " + msg.CHECK_ON.format(devices=_and(list(self.ran_on)))
