@@ -26,6 +26,7 @@ from grader.authoring.release import release
 #: not bring), and its exercises are checked on 8 and 2 devices.
 WHOLE_WAY = "01_sharding"
 
+
 def handed_out(folder: Path, name: str) -> tuple[Path, assignments.Assignment]:
     """The assignment's bundle, released into ``folder``, its exercise notebooks filled with
     the solutions (each solved notebook has the exercise notebook's name and cells)."""
