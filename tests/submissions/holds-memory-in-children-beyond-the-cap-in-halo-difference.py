@@ -21,7 +21,7 @@ escaped = []
 def children_held_six_gib() -> bool:
     children = [subprocess.Popen([sys.executable, "-c", HOLD], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE) for _ in range(4)]
-    holding, waiting, deadline = 0, {c.stdout for c in children}, time.monotonic() + 15
+    holding, waiting, deadline = 0, {c.stdout for c in children}, time.monotonic() + 45
     while waiting and time.monotonic() < deadline:
         ready, _, _ = select.select(list(waiting), [], [], 0.5)
         for stream in ready:
