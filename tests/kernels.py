@@ -47,6 +47,13 @@ def plain_env(home: Path) -> dict[str, str]:
         "IPYTHONDIR": str(home / "ipython")}
 
 
+def make(folder: Path, *args: str, env: dict[str, str],
+         timeout: float = 600) -> subprocess.CompletedProcess:
+    """``make ARGS`` in ``folder`` (a student's bundle), quiet, in ``env``."""
+    return subprocess.run(["make", "-s", "--no-print-directory", *args], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
 def execute(python: Path | str, folder: Path, notebooks: list[str],
             env: dict[str, str]) -> dict[str, list[dict]]:
     """Execute ``notebooks`` (paths from ``folder``) one after another, each in a fresh kernel

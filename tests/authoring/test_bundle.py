@@ -17,7 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from kernels import all_passed, execute, plain_env, unexpected_errors
+from kernels import all_passed, execute, make, plain_env, unexpected_errors
 
 from grader import assignments, course, messages
 from grader.authoring.release import release
@@ -56,9 +56,7 @@ def whole_way(tmp_path_factory):
     `make check`: the bundle, that make's output, and the environment it made."""
     tmp_path = tmp_path_factory.mktemp("whole-way")
     bundle, assignment = handed_out(tmp_path / "bundle", WHOLE_WAY)
-    done = subprocess.run(["make", "-s", "--no-print-directory", "check"], cwd=bundle,
-                          env=plain_env(tmp_path / "home"), capture_output=True, text=True,
-                          timeout=1200)
+    done = make(bundle, "check", env=plain_env(tmp_path / "home"), timeout=1200)
     return bundle, assignment, done, tmp_path
 
 
@@ -124,9 +122,7 @@ def test_make_handin_zips_the_notebooks_without_installing_anything(tmp_path):
     notebooks, using the Python that would install the course, and install nothing?"""
     bundle = tmp_path / "bundle"
     release(bundle, assignment=assignments.find("04_prng"))
-    done = subprocess.run(["make", "-s", "--no-print-directory", "handin"], cwd=bundle,
-                          env=plain_env(tmp_path / "home"), capture_output=True, text=True,
-                          timeout=120)
+    done = make(bundle, "handin", env=plain_env(tmp_path / "home"), timeout=120)
     assert done.returncode == 0, done.stderr
     with zipfile.ZipFile(bundle / "handin.zip") as packed:
         assert packed.namelist() == ["04_prng.ipynb"]

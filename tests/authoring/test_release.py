@@ -13,6 +13,7 @@ import urllib.request
 import zipfile
 
 import pytest
+from kernels import make
 from servers import free_port, stop, wait_until_up
 
 from grader import assignments, course
@@ -169,8 +170,7 @@ def test_an_assignment_bundle_keeps_the_public_tests_its_own_import(tmp_path):
 
 def bundle_make(bundle, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
-    return subprocess.run(["make", "-s", "--no-print-directory", *args], cwd=bundle, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return make(bundle, *args, env=env, timeout=timeout)
 
 
 @pytest.mark.slow
