@@ -41,10 +41,18 @@ def test_a_reference_that_fails_says_why(tmp_path):
 
 def test_stored_values_are_compared_to_the_last_bits_of_a_float_only():
     """Is a float off in its last bits the same, and one off in the fourth digit, another
-    key, or another text not?"""
+    key, or another text not? Is a program's recorded result, which check() compares ten
+    times as loosely, allowed ten times as much, and only that?"""
     value = {"array": [1.0, 2.0], "kind": "float", "dtype": "float32", "shape": [2]}
     assert same(value, {**value, "array": [1.0000001, 2.0]}) == []
+    assert same(value, {**value, "array": [1.0001, 2.0]}) == [""]
     assert same(value, {**value, "array": [1.001, 2.0]}) == [""]
+    record = {"case": {"record": {"results": [value]}, "value": value}}
+    off = {**value, "array": [1.0001, 2.0]}
+    assert same(record, {"case": {"record": {"results": [off]}, "value": value}}) == []
+    assert same(record, {"case": {"record": {"results": [value]}, "value": off}}) == ["/case/value"]
+    assert same(record, {"case": {"record": {"results": [{**value, "array": [1.001, 2.0]}]},
+                                  "value": value}}) == ["/case/record/results/0"]
     assert same({"a": value}, {"b": value}) != []
     assert same({"str": "psum"}, {"str": "pmax"}) == ["/str"]
 

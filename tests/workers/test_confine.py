@@ -135,7 +135,7 @@ def test_a_workers_children_hold_at_most_its_memory_together(sandboxed):
     try:
         worker.receive("ready", limits.start)
         reply = worker.request("cell", 120, file="a.py", label="a.py", source=source
-                               + "\nraise RuntimeError(f'held {children_held_six_gib()}')")
+                               + "\nWAIT = 90\nraise RuntimeError(f'held {children_held_six_gib()}')")
         killed = worker.group is not None and worker.group.out_of_memory()
     finally:
         worker.close()
