@@ -134,8 +134,8 @@ def test_a_workers_children_hold_at_most_its_memory_together(sandboxed):
     worker = WorkerProcess(2, limits, Sandbox(use_bwrap=sandboxed))
     try:
         worker.receive("ready", limits.start)
-        reply = worker.request("cell", 120, file="a.py", label="a.py", source=source
-                               + "\nWAIT = 90\nraise RuntimeError(f'held {children_held_six_gib()}')")
+        held = "\nWAIT = 90\nraise RuntimeError(f'held {children_held_six_gib()}')"
+        reply = worker.request("cell", 120, file="a.py", label="a.py", source=source + held)
         killed = worker.group is not None and worker.group.out_of_memory()
     finally:
         worker.close()
