@@ -25,7 +25,15 @@ def grade(args: argparse.Namespace) -> int:
     """``grade SUBMISSIONS --out OUT``: check what the arguments name, grade the class (or
     a slice of it, or some students again), show the gradebook and say what was written."""
     from grader import course
-    from grader.grading import adjustments, grade, outputs, progress, reference_cache, texts
+    from grader.grading import (
+        adjustments,
+        collect,
+        grade,
+        outputs,
+        progress,
+        reference_cache,
+        texts,
+    )
     from grader.workers import process
     from grader.workers.sandbox import Limits
 
@@ -37,7 +45,8 @@ def grade(args: argparse.Namespace) -> int:
     try:
         entries = grade.submission.discover(args.submissions)
         ignored = sorted(p.name for p in args.submissions.iterdir()
-                         if p not in entries and not p.name.startswith("."))
+                         if p not in entries and not p.name.startswith(".")
+                         and p.name != collect.MANIFEST)  # what collect wrote beside them
     except OSError as exc:
         return _fail(texts.SUBMISSIONS_UNREADABLE.format(folder=args.submissions,
                                                          why=exc.strerror or exc))
@@ -209,7 +218,7 @@ def collect(args: argparse.Namespace) -> int:
                                     files=sum(len(s.files) for s in students)))
     if done.left_out:
         print(texts.COLLECT_LEFT_OUT.format(count=len(done.left_out),
-                                            manifest=safe.line(args.to / "lms.csv")),
+                                            manifest=safe.line(args.to / collecting.MANIFEST)),
               file=sys.stderr)
     if people is not None:
         strangers = sorted(s.name for s in students if s.name not in people)

@@ -172,12 +172,15 @@ class ExerciseResult:
 @dataclass(frozen=True)
 class Late:
     """When a submission came in against its due date, and the share of its points that
-    costs (:class:`grader.assignments.LatePolicy`). Times are ISO 8601 with their offset."""
+    costs (:class:`grader.assignments.LatePolicy`). Times are ISO 8601 with their offset.
+    ``said_by``: the LMS whose mark decided whether it is late (Canvas's; then ``days`` is at
+    least 1 for late work and 0 for work on time, whatever ``submitted`` says), or ""."""
 
     submitted: str
     due: str
     days: int
     percent: float
+    said_by: str = ""
 
 
 @dataclass

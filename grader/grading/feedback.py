@@ -55,8 +55,9 @@ def when_line(result: StudentResult) -> str | None:
     """When it was handed in against the due date (which counts any extension)."""
     if result.late is None:
         return None
-    return (f"Handed in {result.late.submitted}, due {result.late.due}: "
-            f"{result.standing}.")
+    late = result.late
+    said = f" ({late.said_by} marked it {result.standing})" if late.said_by else ""
+    return f"Handed in {late.submitted}, due {late.due}: {result.standing}{said}."
 
 
 def markdown(result: StudentResult) -> str:

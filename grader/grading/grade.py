@@ -32,6 +32,7 @@ from grader.framework import cases as case_registry
 from grader.framework.cases import Case
 from grader.framework.results import ExerciseResult, StudentResult
 from grader.grading import (
+    collect,
     outputs,
     reference_cache,
     roster,
@@ -320,7 +321,7 @@ def grade(
               file=sys.stderr)
     _changed(before, results)
     graded = {results[e].student: results[e] for e in chosen} | others
-    everyone = standings(graded, by_name, work)
+    everyone = standings(graded, by_name, work, collect.said_late(submissions))
     everyone, unmatched = write(out, everyone, batch, alike(by_name, exercises, solutions))
     if unmatched and shard.count == 1:  # a slice's file names the other slices' students too
         print(texts.WARN_ADJUST_UNMATCHED.format(rows="; ".join(unmatched)), file=sys.stderr)
@@ -440,17 +441,22 @@ def _others(out: Path, exercises: tuple[str, ...], only: Sequence[str],
 
 
 def standings(graded: dict[str, StudentResult], by_name: dict[str, Path],
-              work: Work) -> list[StudentResult]:
+              work: Work, said: dict[str, tuple[str, bool]] | None = None
+              ) -> list[StudentResult]:
     """Every graded result with its lateness, and a "missing" result for each student on the
     roster who handed nothing in, in name order; warns of submissions not on the roster and of
-    submissions the times file does not name."""
+    submissions the times file does not name. ``said``: what the LMS said of each one's
+    lateness (the manifest collect wrote): a time in the times file decides instead; else its
+    mark does, never the times of the files."""
     people = work.roster
+    said = said or {}
     everyone = dict(graded)
     for name, result in graded.items():
         person = people.get(name) if people else None
-        submitted = work.times.get(name) or roster.modified(by_name[name])
-        everyone[name] = replace(result, late=roster.lateness(work.assignment, submitted,
-                                                              person))
+        timed = name in work.times
+        submitted = work.times[name] if timed else roster.modified(by_name[name])
+        everyone[name] = replace(result, late=roster.lateness(
+            work.assignment, submitted, person, None if timed else said.get(name)))
     if work.times and work.assignment.due:
         untimed = sorted(set(graded) - set(work.times))
         if untimed:

@@ -9,7 +9,9 @@ points, "missing"; a submission whose name is not on it is graded, and named in 
 
 The **times** (``--times FILE``, CSV ``name,submitted_at`` with a header) say when each
 submission came in, as an LMS export records it; without them, a submission's time is the
-newest modification time of its files (unzip and copies can change those: prefer the LMS's).
+newest modification time of its files (unzip and copies can change those: prefer the LMS's),
+unless the LMS marked it late or on time (Canvas, through ``collect``'s manifest), which
+decides.
 
 Each mistake in either file is one :class:`RosterError` naming the file and the line.
 """
@@ -147,15 +149,24 @@ def modified(entry: Path) -> datetime:
     return datetime.fromtimestamp(max(stamps)).astimezone()
 
 
-def lateness(assignment: Assignment, submitted: datetime, person: Person | None) -> Late | None:
+def lateness(assignment: Assignment, submitted: datetime, person: Person | None,
+             said: tuple[str, bool] | None = None) -> Late | None:
     """How late a submission is against the assignment's due date (moved by the student's
-    extension); None when the assignment has no due date."""
+    extension); None when the assignment has no due date. ``said``: the LMS that marked it,
+    and whether late (:func:`grader.grading.collect.said_late`): its mark decides whether it
+    is late (at least a day if so), unless the roster moves this student's due date, which
+    the LMS does not know."""
     if assignment.due is None:
         return None
-    due = assignment.due + (person.extension(assignment.name) if person else timedelta())
+    extension = person.extension(assignment.name) if person else timedelta()
+    due = assignment.due + extension
     days = assignment.late.days_late(submitted, due)
+    by = ""
+    if said is not None and not extension:
+        by, late = said
+        days = max(days, 1) if late else 0
     return Late(submitted.isoformat(timespec="seconds"), due.isoformat(timespec="seconds"),
-                days, assignment.late.percent(days))
+                days, assignment.late.percent(days), by)
 
 
 def absent(name: str, exercises: tuple[str, ...]) -> StudentResult:

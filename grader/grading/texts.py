@@ -250,7 +250,24 @@ COLLECT_ZIP_TOO_MANY = "a zip of more than {most} entries"
 COLLECT_NOT_A_NOTEBOOK = "not a notebook or .py file"
 COLLECT_UNREADABLE = "cannot be read ({why})"
 COLLECT_MEMBER_TOO_LARGE = "larger than {mib:g} MiB"
-COLLECT_TOTAL_TOO_LARGE = "past the {gib:g} GiB written in all"
+MANIFEST_HEADER = (
+    "not the file collect writes (its header is {columns}): move it out of the submissions "
+    "folder, or write it again with collect"
+)
+COLLECT_STUDENT_TOO_LARGE = "past the {mib:g} MiB written for one student"
+COLLECT_METHOD = (
+    "compressed in a way collect does not unpack (only stored or deflated entries, as every "
+    "LMS and zip tool writes them)"
+)
+COLLECT_BOMB = "unpacks to over {ratio} times its compressed size (a zip bomb?)"
+COLLECT_MIXED = (
+    "{path} mixes entries named as Canvas names them ({canvas}) and as Moodle does "
+    "({moodle}): say which LMS wrote it with --lms canvas or --lms moodle"
+)
+COLLECT_EITHER = (
+    "every entry of {path} is named as both Canvas and Moodle name them: say which LMS wrote "
+    "it with --lms canvas or --lms moodle"
+)
 COLLECT_REPLACED = "an earlier copy, replaced by {entry}"
 COLLECT_DONE = "{students} student(s) from a {lms} download into {to}/ ({files} file(s))"
 COLLECT_LEFT_OUT = "{count} entr(ies) of the download not written, each with why, in {manifest}"

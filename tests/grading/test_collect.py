@@ -4,9 +4,14 @@ zip can make (paths out of the folder, a bomb, a zip in a zip, names that are no
 
 from __future__ import annotations
 
+import bz2
 import csv
 import io
+import random
+import struct
 import zipfile
+import zlib
+from datetime import datetime
 
 import pytest
 
@@ -18,9 +23,9 @@ from grader.grading.submission import MAX_FILE_BYTES
 NOTEBOOK = b'{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}'
 
 
-def zipped(files: dict[str, bytes]) -> bytes:
+def zipped(files: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+    with zipfile.ZipFile(buffer, "w", method) as archive:
         for name, data in files.items():
             archive.writestr(name, data)
     return buffer.getvalue()
@@ -63,7 +68,7 @@ def test_a_canvas_download_becomes_a_folder_per_student(canvas, tmp_path):
     assert jane.read_bytes() == NOTEBOOK + b"second"  # the newer copy
     rows = manifest(out)
     assert [(r["name"], r["lms_id"], r["late"]) for r in rows if r["name"]] == [
-        ("doejane-34", "34", "yes"), ("smithbob-12", "12", "")]
+        ("doejane-34", "34", "yes"), ("smithbob-12", "12", "no")]
     left = {r["files"]: r["left_out"] for r in rows if not r["name"]}
     assert left == {
         "notes.txt": "named as no Canvas or Moodle submission is",
@@ -184,3 +189,170 @@ def test_the_command_line_says_what_it_did(canvas, tmp_path, capsys):
     assert "named from the download: doejane-34" in said.err
     assert cli.main(["collect", str(canvas), "--to", str(tmp_path / "class")]) == 2
     assert "not an empty folder" in capsys.readouterr().err
+
+
+# --- the download as untrusted input: an attack per test, each refused -----------------------
+def raw_zip(entries: list[tuple[str, bytes, int]]) -> bytes:
+    """A zip of (name, data, method) entries written byte by byte, so that an entry may be
+    compressed once and stored many times (zipfile compresses each anew), or with bzip2."""
+    local, central = io.BytesIO(), io.BytesIO()
+    packed: dict[tuple[int, int], tuple[bytes, int]] = {}
+    for name, data, method in entries:
+        key = (id(data), method)
+        if key not in packed:
+            if method == zipfile.ZIP_BZIP2:
+                packed[key] = (bz2.compress(data), zlib.crc32(data))
+            elif method == zipfile.ZIP_DEFLATED:
+                squeeze = zlib.compressobj(9, zlib.DEFLATED, -15)
+                packed[key] = (squeeze.compress(data) + squeeze.flush(), zlib.crc32(data))
+            else:
+                packed[key] = (data, zlib.crc32(data))
+        body, crc = packed[key]
+        raw = name.encode()
+        fields = (method, 0, 0x21, crc, len(body), len(data), len(raw))  # time 0:00, 1980-01-01
+        offset = local.tell()
+        local.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 46, 0x800, *fields, 0) + raw + body)
+        central.write(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 46, 46, 0x800, *fields,
+                                  0, 0, 0, 0, 0, offset) + raw)
+    count, start = len(entries), local.tell()
+    end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, count, count, central.tell(), start, 0)
+    return local.getvalue() + central.getvalue() + end
+
+
+def test_an_uploaded_file_name_never_names_another_student(tmp_path):
+    """Moodle writes "{name}_{id}_assignsubmission_file_" before each file; a student whose
+    own file name holds another student's mark is still themself, and it lands in their own
+    folder (read as the other's, a zz_*.py would run after the other's notebook and replace
+    their functions)."""
+    path = tmp_path / "moodle.zip"
+    path.write_bytes(zipped({
+        "Bob Good_22_assignsubmission_file_03_collectives.ipynb": NOTEBOOK + b"bob's",
+        "Eve Evil_11_assignsubmission_file_x_22_assignsubmission_file_zz.py": b"def f(): 0",
+    }))
+    out = tmp_path / "class"
+    collect.collect(path, out)
+    assert [p.name for p in (out / "bob-good-22").iterdir()] == ["03_collectives.ipynb"]
+    assert [p.name for p in (out / "eve-evil-11").iterdir()] == [
+        "x_22_assignsubmission_file_zz.py"]
+
+
+def test_a_canvas_download_is_read_as_canvas_whatever_one_upload_is_named(tmp_path):
+    """One Canvas upload named as Moodle names its entries leaves the download Canvas's, every
+    student collected; a download of both kinds of entry is refused, unless --lms says which
+    LMS wrote it (the others then left out, with why)."""
+    canvas = {"smithbob_12_100_03_collectives.ipynb": NOTEBOOK,
+              "evileve_13_101_x_1_assignsubmission_file_y.ipynb": NOTEBOOK}
+    path = tmp_path / "canvas.zip"
+    path.write_bytes(zipped(canvas))
+    done = collect.collect(path, tmp_path / "class")
+    assert done.lms == "canvas" and sorted(done.students) == ["evileve-13", "smithbob-12"]
+    mixed = tmp_path / "mixed.zip"
+    mixed.write_bytes(zipped({**canvas, "Ann Lee_5_assignsubmission_file_/a.ipynb": NOTEBOOK}))
+    with pytest.raises(collect.CollectError, match="--lms canvas or --lms moodle"):
+        collect.collect(mixed, tmp_path / "mixed")
+    assert not (tmp_path / "mixed").exists()
+    done = collect.collect(mixed, tmp_path / "mixed", lms="canvas")
+    assert sorted(done.students) == ["evileve-13", "smithbob-12"]
+    assert dict(done.left_out) == {"Ann Lee_5_assignsubmission_file_/a.ipynb":
+                                   "named as no Canvas or Moodle submission is"}
+
+
+def test_one_student_spends_their_own_budget_never_another_students(tmp_path, monkeypatch):
+    """A student's files past their own budget are left out, with why, and unread once it is
+    spent; the student after them is collected whole (the budget was once the class's: one
+    student's 35 KB zip filled it and left every later student out)."""
+    monkeypatch.setattr(collect, "MAX_STUDENT_BYTES", 3 * 2**20)
+    noise = [bytes(random.Random(seed).randbytes(2**20)) for seed in range(5)]
+    path = tmp_path / "submissions.zip"
+    path.write_bytes(zipped({
+        "aaflood_1_1_handin.zip": zipped({f"f{i}.py": data for i, data in enumerate(noise)}),
+        "zzlate_2_2_03_collectives.ipynb": NOTEBOOK,
+    }))
+    opened = []
+    real_open = zipfile.ZipFile.open
+    monkeypatch.setattr(zipfile.ZipFile, "open", lambda self, member, *args, **kwargs: (
+        opened.append(getattr(member, "filename", member)) or real_open(self, member, *args,
+                                                                           **kwargs)))
+    out = tmp_path / "class"
+    done = collect.collect(path, out)
+    assert sorted(p.name for p in (out / "aaflood-1").iterdir()) == ["f0.py", "f1.py", "f2.py"]
+    why = "past the 3 MiB written for one student"
+    assert dict(done.left_out) == {"aaflood_1_1_handin.zip: f3.py": why,
+                                   "aaflood_1_1_handin.zip: f4.py": why}
+    assert "f4.py" not in opened  # once spent, not even read
+    assert (out / "zzlate-2" / "03_collectives.ipynb").read_bytes() == NOTEBOOK
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_BZIP2, zipfile.ZIP_DEFLATED])
+def test_a_compression_bomb_is_refused_before_it_is_unpacked(tmp_path, monkeypatch, method):
+    """A student's small zip of many 20 MiB members (one byte repeated), bzip2'd or deflated:
+    each is left out, with why, before a byte of it is unpacked (bzip2 at all, deflate past
+    MAX_RATIO times its size), whatever its header claims; the next student is collected. On
+    the grader of November 2026, 10,000 of them cost about 15 minutes of CPU."""
+    zeros = bytes(MAX_FILE_BYTES)
+    bomb = raw_zip([(f"exercises/m{i}.py", zeros, method) for i in range(200)])
+    assert len(bomb) < 8_000_000
+    path = tmp_path / "submissions.zip"
+    path.write_bytes(zipped({"bombbob_1_1_handin.zip": bomb,  # stored, as an LMS may store it
+                             "zzlate_2_2_03_collectives.ipynb": NOTEBOOK}, zipfile.ZIP_STORED))
+    unpacked = []
+    real_read = zipfile.ZipExtFile.read
+    monkeypatch.setattr(zipfile.ZipExtFile, "read", lambda self, n=-1: (
+        unpacked.append(self.name) or real_read(self, n)))
+    out = tmp_path / "class"
+    done = collect.collect(path, out)
+    why = ("compressed in a way collect does not unpack" if method == zipfile.ZIP_BZIP2
+           else "unpacks to over 200 times its compressed size")
+    assert len(done.left_out) == 200
+    assert all(w.startswith(f"cannot be read ({why}") for _, w in done.left_out)
+    assert [n for n in unpacked if n.startswith("exercises/")] == []
+    assert not (out / "bombbob-1").exists()
+    assert (out / "zzlate-2" / "03_collectives.ipynb").read_bytes() == NOTEBOOK
+
+
+def test_a_bomb_whose_header_understates_its_size_unpacks_no_further_than_it_claims(tmp_path):
+    """A deflated 20 MiB member whose header claims 100 bytes passes the ratio and size caps,
+    but zip unpacks no more than the claim (the caps hold, since the claim is under them),
+    so it is left out, unwritten."""
+    bomb = bytearray(raw_zip([("exercises/m.py", bytes(MAX_FILE_BYTES), zipfile.ZIP_DEFLATED)]))
+    central = bomb.rindex(b"PK\x01\x02")
+    for at in (bomb.index(b"PK\x03\x04") + 22, central + 24):  # uncompressed size
+        bomb[at:at + 4] = struct.pack("<I", 100)
+    path = tmp_path / "submissions.zip"
+    path.write_bytes(zipped({"liarbob_1_1_handin.zip": bytes(bomb)}))
+    done = collect.collect(path, tmp_path / "class")
+    assert done.left_out == [("liarbob_1_1_handin.zip: exercises/m.py",
+                              "cannot be read (Bad CRC-32 for file 'exercises/m.py')")]
+    assert not (tmp_path / "class" / "liarbob-1").exists()
+
+
+def test_file_times_are_the_lms_entrys_never_the_students_zips(tmp_path):
+    """A late hand-in whose zip dates its files years before the deadline: the files get
+    the time of the download's entry (the LMS's), and Canvas's late mark is what grade
+    reads (collect.said_late), "yes" or "no"; Moodle, which says nothing of it, is absent."""
+    inner = io.BytesIO()
+    with zipfile.ZipFile(inner, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("exercises/03_collectives.ipynb",
+                                         (2020, 1, 1, 0, 0, 0)), NOTEBOOK)
+    outer = io.BytesIO()
+    with zipfile.ZipFile(outer, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("doejane_late_34_200_handin.zip",
+                                         (2026, 12, 3, 10, 30, 0)), inner.getvalue())
+        archive.writestr(zipfile.ZipInfo("smithbob_12_100_03_collectives.ipynb",
+                                         (2026, 12, 1, 9, 0, 0)), NOTEBOOK)
+    path = tmp_path / "submissions.zip"
+    path.write_bytes(outer.getvalue())
+    out = tmp_path / "class"
+    collect.collect(path, out)
+    stamp = datetime.fromtimestamp((out / "doejane-34" / "03_collectives.ipynb").stat().st_mtime)
+    assert stamp == datetime(2026, 12, 3, 10, 30)
+    assert collect.said_late(out) == {"doejane-34": ("Canvas", True),
+                                      "smithbob-12": ("Canvas", False)}
+    moodle = tmp_path / "moodle.zip"
+    moodle.write_bytes(zipped({"Ann Lee_5_assignsubmission_file_/a.ipynb": NOTEBOOK}))
+    collect.collect(moodle, tmp_path / "moodle")
+    assert collect.said_late(tmp_path / "moodle") == {}
+    assert collect.said_late(tmp_path) == {}  # no manifest: nothing said
+    (tmp_path / collect.MANIFEST).write_text("name,submitted_at\nann,2026-01-01\n")
+    with pytest.raises(ValueError, match="not the file collect writes"):
+        collect.said_late(tmp_path)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import threading
 import time
 from dataclasses import replace
@@ -25,7 +26,7 @@ from grader.assignments import LatePolicy
 from grader.course import EXERCISES
 from grader.framework import cases
 from grader.framework.results import ExerciseResult, StudentResult, TestResult
-from grader.grading import grade, outputs, submission, texts
+from grader.grading import collect, grade, outputs, submission, texts
 from grader.grading.progress import Progress
 from grader.grading.roster import Person
 from grader.workers import process
@@ -361,6 +362,34 @@ def test_without_times_a_submission_is_as_late_as_its_newest_file(tmp_path, monk
     work = grade.Work(replace(COLLECTIVES, due=due, late=LatePolicy(10, 0, 100)))
     (ann,) = grade.grade(batch, tmp_path / "out", jobs=1, work=work)
     assert (ann.late.days, ann.final) == (2, 3.2)
+
+
+def test_an_lms_late_mark_decides_lateness_and_the_files_times_never_do(tmp_path, monkeypatch):
+    """In a folder collect wrote from Canvas, its late mark decides (a day at least for late
+    work, none for work on time), whatever the files' times say; a time in the times file
+    decides instead, and so do the files' times for a student whose due date the roster
+    moves, which Canvas does not know."""
+    stand_in.use(monkeypatch)
+    due = datetime(2027, 1, 29, 23, 59, tzinfo=UTC)
+    names = ("ann", "bob", "cid", "eve")
+    batch = stand_in.make_class(tmp_path / "class", dict.fromkeys(names, 4),
+                                when=(due - timedelta(days=3)).timestamp())
+    for path in (batch / "bob").rglob("*"):
+        os.utime(path, ((due + timedelta(hours=30)).timestamp(),) * 2)
+    rows = [",".join(collect.MANIFEST_COLUMNS)] + [
+        f"{name},canvas,{i},{name},{late},x.ipynb," for i, (name, late) in enumerate(
+            {"ann": "yes", "bob": "no", "cid": "yes", "eve": "yes"}.items())]
+    (batch / collect.MANIFEST).write_text("\n".join(rows) + "\n")
+    work = grade.Work(replace(COLLECTIVES, due=due, late=LatePolicy(10, 0, 100)),
+                      roster={n: Person(n, extensions={"": 1} if n == "eve" else {})
+                              for n in names},
+                      times={"cid": due - timedelta(hours=1)})
+    out = tmp_path / "out"
+    results = {r.student: r for r in grade.grade(batch, out, jobs=1, work=work)}
+    assert {n: (r.late.days, r.late.said_by, r.final) for n, r in results.items()} == {
+        "ann": (1, "Canvas", 3.6), "bob": (0, "Canvas", 4), "cid": (0, "", 4),
+        "eve": (0, "", 4)}
+    assert "late (Canvas marked it late)." in (out / "feedback" / "ann.md").read_text()
 
 
 def test_the_roster_gives_the_missing_a_zero_and_names_who_is_not_on_it(
