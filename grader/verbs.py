@@ -234,10 +234,14 @@ def export(args: argparse.Namespace) -> int:
     from grader.grading import safe, texts
 
     try:
-        where, count, unmatched = exporting.export(args.out, args.form, args.to, args.column)
+        done = exporting.export(args.out, args.form, args.to, args.column)
     except (exporting.ExportError, OSError) as exc:
         return _fail(str(exc))
-    print(texts.EXPORT_WROTE.format(where=where, count=count, form=args.form))
+    print(texts.EXPORT_WROTE.format(where=done.where, count=done.count, form=args.form))
+    unmatched = done.unmatched
+    if done.not_read:
+        print(texts.EXPORT_NOT_READ.format(count=len(done.not_read), names=", ".join(
+            safe.line(n) for n in done.not_read)), file=sys.stderr)
     if unmatched:
         shown = ", ".join(safe.line(n) for n in unmatched[:10])
         print(texts.EXPORT_UNMATCHED.format(

@@ -20,9 +20,11 @@ HALO = "halo_difference"
 
 def result_of(entry: Path, cases: Sequence[Case]) -> StudentResult:
     """What the stand-in makes of a submission, for the exercises ``cases`` test (a file that
-    is not a number, such as code, gets 0 points)."""
+    is not a number, such as code, gets 0 points; a folder 0 points, and what of it cannot be
+    read is unreadable, as the grader says)."""
+    unreadable = submission.load(entry).problems if entry.is_dir() else []
     try:
-        points = float(entry.read_text())
+        points = 0.0 if entry.is_dir() else float(entry.read_text())
     except ValueError:
         points = 0.0
     exercises = {}
@@ -36,7 +38,8 @@ def result_of(entry: Path, cases: Sequence[Case]) -> StudentResult:
         else:
             tests = [TestResult("t", 0, 1, msg.NOT_FOUND, msg.MSG_NOT_FOUND.format(name=name))]
         exercises[name] = ExerciseResult(name, tests)
-    return StudentResult(submission.student_name(entry), exercises)
+    return StudentResult(submission.student_name(entry), exercises, list(unreadable),
+                         unreadable=list(unreadable))
 
 
 def use(monkeypatch) -> None:

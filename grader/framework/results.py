@@ -79,8 +79,23 @@ class ExerciseResult:
 
     @property
     def status(self) -> str:
+        """What the tests say, unless the instructor's adjustments changed the points: then
+        what the points say (passed at the maximum, partial above 0, failed at 0 unless the
+        tests say worse: a timeout, a crash, nothing found)."""
+        tested = self.tested_status
+        if self.points == self.tested_points:
+            return tested
+        if self.points == self.max_points:
+            return msg.PASSED
+        if self.points > 0:
+            return msg.PARTIAL
+        return msg.FAILED if tested in (msg.PASSED, msg.PARTIAL) else tested
+
+    @property
+    def tested_status(self) -> str:
+        """What the tests say, before any adjustment."""
         statuses = [t.status for t in self.tests]
-        if self.tested_points == self.max_points:  # what the tests say, adjusted or not
+        if self.tested_points == self.max_points:
             return msg.PASSED
         for whole in (msg.NOT_FOUND, msg.NOT_ATTEMPTED):
             if statuses and all(s == whole for s in statuses):

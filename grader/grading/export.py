@@ -3,21 +3,24 @@ folder (its ``results.json``) in the columns a learning management system import
 
 One row per student, those on the roster who handed in nothing included (0 points); the
 points are the total that counts, after any late penalty. Students are identified from the
-roster given to ``grade`` (id, display name, email). A student the LMS cannot match (not on
-the roster, or no roster given) is left out of its file and returned, for the command line to
-name them; their points stay in the gradebook and the ``csv`` format:
+roster given to ``grade`` (id, display name, email, lms_id). A student the LMS cannot match
+(not on the roster, or no roster given) is left out of its file and returned, for the command
+line to name them; their points stay in the gradebook and the ``csv`` format. So are those
+whose hand-in was empty or could not be read (:func:`grader.grading.outputs.hand_in`), whose
+zeros are no answers: they are in the file, and named.
 
 - **canvas**: Canvas's gradebook import, the columns of its own gradebook export:
   ``Student, ID, SIS User ID, SIS Login ID, Section``, then one column named after the
   assignment or ``--column`` (a name Canvas does not know yet creates the assignment), and
-  a first row ``Points Possible`` with its maximum. The roster's ``id`` goes to
-  ``SIS User ID``, which Canvas matches students by when ``ID`` (its internal number) is
-  empty.
+  a first row ``Points Possible`` with its maximum. The roster's ``lms_id`` (Canvas's user
+  id, which ``collect`` matched the download by) goes to ``ID`` and its ``id`` to
+  ``SIS User ID``: Canvas matches a row by either.
 - **moodle**: Moodle's "Import grades, CSV file": ``Full name, ID number, Email address``,
-  then the assignment's points and a feedback column; on import, identify users by email
-  address or ID number, and map the points column to a grade item.
+  then the assignment's points and a feedback column (which says when the hand-in was empty
+  or unreadable); on import, identify users by email address or ID number, and map the
+  points column to a grade item.
 - **csv**: everything, for anything else: student, id, display name, email, points earned,
-  penalty, total, maximum, standing, when handed in.
+  penalty, total, maximum, standing, when handed in, what came of the hand-in.
 """
 
 from __future__ import annotations
@@ -25,23 +28,34 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.framework.results import StudentResult
 from grader.grading import safe, texts
-from grader.grading.outputs import OutputError, read, write_atomic
+from grader.grading.outputs import OutputError, hand_in, read, write_atomic
 
 
 class ExportError(Exception):
     """The folder cannot be exported; the message says why."""
 
 
+@dataclass
+class Exported:
+    """What ``export`` wrote: where, how many students, those left out because the LMS cannot
+    match them (no id on the roster, and for Moodle no email either; the ``csv`` format leaves
+    nobody out), and those written whose hand-in was empty or could not be read."""
+
+    where: Path
+    count: int
+    unmatched: list[str]
+    not_read: list[str]
+
+
 def export(out: Path, form: str, to: Path | None = None,
-           column: str | None = None) -> tuple[Path, int, list[str]]:
+           column: str | None = None) -> Exported:
     """Write ``out``'s gradebook in format ``form`` to ``to`` (default ``OUT/<form>.csv``),
-    the points in a column named ``column`` (default: the assignment's name); returns where,
-    how many students it holds, and those left out because the LMS cannot match them (no id
-    on the roster, and for Moodle no email either; the ``csv`` format leaves nobody out)."""
+    the points in a column named ``column`` (default: the assignment's name)."""
     if form not in FORMATS:
         raise ExportError(texts.EXPORT_UNKNOWN_FORMAT.format(form=form, known=", ".join(FORMATS)))
     try:
@@ -63,12 +77,15 @@ def export(out: Path, form: str, to: Path | None = None,
     csv.writer(text, lineterminator="\n").writerows(safe.csv_rows(rows))
     target = to or out / f"{form}.csv"
     write_atomic(target, text.getvalue())
-    return target, len(results), unmatched
+    not_read = [r.student for r in results if hand_in(r) in (texts.HAND_IN_EMPTY,
+                                                             texts.HAND_IN_UNREADABLE)]
+    return Exported(target, len(results), unmatched, not_read)
 
 
 def _person(result: StudentResult, people: dict[str, dict[str, str]]) -> dict[str, str]:
     found = people.get(result.student, {})
     return {"id": found.get("id", ""), "email": found.get("email", ""),
+            "lms_id": found.get("lms_id", ""),
             "display_name": found.get("display_name") or result.student}
 
 
@@ -79,7 +96,8 @@ def canvas(results: Sequence[StudentResult], title: str,
             ["Points Possible", "", "", "", "", f"{top:g}"]]
     for r in results:
         person = _person(r, people)
-        rows.append([person["display_name"], "", person["id"], "", "", f"{r.final:g}"])
+        rows.append([person["display_name"], person["lms_id"], person["id"], "", "",
+                     f"{r.final:g}"])
     return rows
 
 
@@ -96,12 +114,12 @@ def moodle(results: Sequence[StudentResult], title: str,
 def plain(results: Sequence[StudentResult], title: str,
           people: dict[str, dict[str, str]]) -> list[list[str]]:
     rows = [["student", "id", "display_name", "email", "assignment", "points", "penalty",
-             "total", "max", "standing", "submitted_at"]]
+             "total", "max", "standing", "submitted_at", "hand_in"]]
     for r in results:
         person = _person(r, people)
         rows.append([r.student, person["id"], person["display_name"], person["email"], title,
                      f"{r.total:g}", f"{r.penalty:g}", f"{r.final:g}", f"{r.max_total:g}",
-                     r.standing, r.late.submitted if r.late else ""])
+                     r.standing, r.late.submitted if r.late else "", hand_in(r)])
     return rows
 
 
@@ -110,6 +128,11 @@ def _comment(r: StudentResult) -> str:
     if r.missing:
         return texts.EXPORT_MISSING
     line = f"{r.final:g} / {r.max_total:g}"
+    read = hand_in(r)
+    if read == texts.HAND_IN_EMPTY:
+        line += f": {texts.EXPORT_EMPTY}"
+    elif read == texts.HAND_IN_UNREADABLE:
+        line += ": " + texts.EXPORT_UNREADABLE.format(what="; ".join(r.unreadable))[:300]
     if r.penalty:
         line += texts.EXPORT_PENALTY.format(points=r.total, penalty=r.penalty,
                                             days=r.late.days if r.late else 0)
@@ -121,5 +144,5 @@ def _comment(r: StudentResult) -> str:
 WRITERS: dict[str, Callable[..., list[list[str]]]] = {
     "canvas": canvas, "moodle": moodle, "csv": plain}
 #: What each LMS matches a row to one of its students by (the roster's fields).
-MATCHED_BY: dict[str, tuple[str, ...]] = {"canvas": ("id",), "moodle": ("id", "email")}
+MATCHED_BY: dict[str, tuple[str, ...]] = {"canvas": ("lms_id", "id"), "moodle": ("id", "email")}
 FORMATS = tuple(WRITERS)

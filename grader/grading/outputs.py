@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader import messages as msg
 from grader.course import EXERCISES
 from grader.framework.results import StudentResult
 from grader.grading import feedback, safe, similarity, summary, texts
@@ -211,20 +212,33 @@ def write(out: Path, results: Sequence[StudentResult], batch: Batch,
 
 
 #: The gradebook's columns after the student and the exercises.
-GRADEBOOK_TAIL = ("points", "days_late", "penalty", "total", "standing", "submitted_at")
+GRADEBOOK_TAIL = ("points", "days_late", "penalty", "total", "standing", "submitted_at",
+                  "hand_in")
+
+
+def hand_in(result: StudentResult) -> str:
+    """What came of a student's hand-in, for the gradebook and the exports: ``missing`` (on
+    the roster, nothing handed in), ``empty`` (nothing to grade in it), ``unreadable`` (a
+    file of it could not be read: its zeros are no answers) or ``read``."""
+    if result.missing:
+        return msg.MISSING
+    if result.unreadable == [texts.NOTHING_TO_GRADE]:
+        return texts.HAND_IN_EMPTY
+    return texts.HAND_IN_UNREADABLE if result.unreadable else texts.HAND_IN_READ
 
 
 def gradebook_csv(results: Sequence[StudentResult], exercises: Sequence[str]) -> str:
     """One row per student: the points of each exercise, their sum (``points``), days late
     and the points that costs, the ``total`` that counts, the standing (on time, late,
-    missing; "handed in" without a due date) and when it was handed in."""
+    missing; "handed in" without a due date), when it was handed in and what came of the
+    hand-in (:func:`hand_in`)."""
     text = io.StringIO()
     rows = [["student", *exercises, *GRADEBOOK_TAIL]]
     for r in sorted(results, key=lambda r: r.student):
         late = r.late
         rows.append([r.student, *(f"{r.exercises[name].points:g}" for name in exercises),
                      f"{r.total:g}", late.days if late else 0, f"{r.penalty:g}",
-                     f"{r.final:g}", r.standing, late.submitted if late else ""])
+                     f"{r.final:g}", r.standing, late.submitted if late else "", hand_in(r)])
     csv.writer(text, lineterminator="\n").writerows(safe.csv_rows(rows))
     return text.getvalue()
 

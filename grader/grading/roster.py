@@ -57,7 +57,8 @@ class Person:
         return timedelta(days=days)
 
     def to_json(self) -> dict[str, str]:
-        return {"id": self.id, "display_name": self.display_name, "email": self.email}
+        return {"id": self.id, "display_name": self.display_name, "email": self.email,
+                "lms_id": self.lms_id}
 
 
 def csv_rows(path: Path) -> tuple[list[str], list[tuple[int, dict[str, str]]]]:

@@ -18,8 +18,10 @@ A function that holds the reference solution's own lines as they are written (na
 comments too, in order: :func:`copies`) is paired with the reference, :data:`REFERENCE`: the
 solutions are public in the course's repository, and their statements alone are boilerplate.
 
-It flags; it does not judge: the report shows the two functions side by side with what they
-share marked, for a person to read.
+It flags; it does not judge: the report shows the two functions side by side as the students
+wrote them (names, comments and layout theirs), each statement marked whose normalised form was
+found in the other, for a person to read. Student pairs come first; matches with the reference
+come after them, one line per student in the summary.
 """
 
 from __future__ import annotations
@@ -187,8 +189,8 @@ def find(entries: dict[str, Path], exercises: Sequence[str], solutions: Path,
         normalised(tree) for s in given if (tree := _parse(s.code))))
     loaded = {name: submission.load(entry).sources for name, entry in sorted(entries.items())}
     codes = {name: functions(sources, exercises) for name, sources in loaded.items()}
-    pairs = copies({name: written(sources, exercises) for name, sources in loaded.items()},
-                   written(submission.load(solutions).sources, exercises),
+    as_written = {name: written(sources, exercises) for name, sources in loaded.items()}
+    pairs = copies(as_written, written(submission.load(solutions).sources, exercises),
                    written(submission.load(EXERCISE_NOTEBOOKS).sources, exercises), threshold)
     measured: dict[str, tuple] = {}  # a class hands in the same code many times
 
@@ -217,11 +219,77 @@ def find(entries: dict[str, Path], exercises: Sequence[str], solutions: Path,
                 # what is marked: the code both measures found, so that a pair listed for its
                 # statements in order shows them (the fingerprints may share little of it)
                 lines = _matched_in_order(mine, theirs) if together else ((), ())
-                pairs.append(replace(pair, spans=tuple(
+                pair = replace(pair, spans=tuple(
                     (*fingerprinted, *(side[2][i][1] for i in matched))
                     for fingerprinted, side, matched in zip(pair.spans, (one, other), lines,
-                                                            strict=True))))
-    return sorted(pairs, key=lambda p: (-p.score, -p.shared, p.exercise, p.students))
+                                                            strict=True)))
+                pairs.append(_as_written(pair, tuple(as_written[n].get(exercise)
+                                                     for n in (a, b)), common))
+    return sorted(pairs, key=listing_order)
+
+
+def listing_order(pair: Pair) -> tuple:
+    """Pairs of students first, the most alike first; then matches with the reference."""
+    return (pair.students[1] == REFERENCE, -pair.score, -pair.shared, pair.exercise,
+            pair.students)
+
+
+def _as_written(pair: Pair, written_code: tuple[str | None, str | None],
+                common: frozenset[str]) -> Pair:
+    """``pair`` (scored on normalised code) shown as the two wrote it: each statement of
+    their own function marked where its normalised form was found in the other, or grey where
+    it is written as the course's own code is. A side whose function cannot be read back as
+    written stays normalised."""
+    sides = []
+    for code, normal, spans, given in zip(written_code, pair.code, pair.spans, pair.given,
+                                          strict=True):
+        statements = _written_statements(code) if code else None
+        if not statements:
+            sides.append((normal, spans, given))
+            continue
+        found = {shape for shape, (start, end) in _statements(normal)
+                 if any(start < e and s < end for s, e in spans)}
+        sides.append((code, tuple(span for shape, span in statements if shape in found),
+                      tuple(span for shape, span in statements
+                            if shape not in found and shape in common)))
+    code, spans, given = zip(*sides, strict=True)
+    return replace(pair, code=tuple(code), spans=tuple(spans), given=tuple(given))
+
+
+def _written_statements(code: str) -> list[tuple[str, tuple[int, int]]]:
+    """The shape of each statement of ``code`` as normalised code shows it (a compound
+    statement's head line alone), with the character range it is written on in ``code``
+    (a compound statement: its first line)."""
+    tree = _parse(code)
+    if tree is None:
+        return []
+    lines = code.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def at(lineno: int, column: int) -> int:  # ast's columns count UTF-8 bytes
+        line = lines[lineno - 1] if lineno <= len(lines) else ""
+        return starts[lineno - 1] + len(line.encode()[:column].decode(errors="ignore"))
+
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.stmt):
+            continue
+        try:
+            printed = ast.unparse(node).splitlines()
+        except (RecursionError, ValueError):
+            continue
+        head = printed[len(getattr(node, "decorator_list", ()))] if printed else ""
+        shape = next((shape for shape, _ in _statements(head)), "")
+        start = at(node.lineno, node.col_offset)
+        if hasattr(node, "body"):  # the head's first line
+            end = starts[node.lineno - 1] + len(lines[node.lineno - 1].rstrip())
+        else:
+            end = at(node.end_lineno or node.lineno, node.end_col_offset or 0)
+        if shape:
+            found.append((shape, (start, end)))
+    return found
 
 
 def copies(students: dict[str, dict[str, str]], reference: dict[str, str],
@@ -372,17 +440,30 @@ def _ranges(slices) -> tuple[tuple[int, int], ...]:
 
 # --- the report: a table in the summary, and a page ------------------------------------------
 def markdown(pairs: Sequence[Pair], page_name: str) -> str:
-    """The section of ``summary.md``: one row per pair, the most alike first."""
+    """The section of ``summary.md``: one row per pair of students, the most alike first;
+    then one line per student whose code holds the reference's own lines, naming each
+    exercise where it does."""
     lines = ["## Similar code", "", texts.SIMILARITY_INTRO.format(
         threshold=THRESHOLD, shared=MIN_SHARED, page=page_name), ""]
     if not pairs:
         return "\n".join([*lines, texts.SIMILARITY_NONE]) + "\n"
-    lines += ["| exercise | students | share of each one's code in the other | "
-              "of its statements, in order | characters in common |",
-              "| --- | --- | ---: | ---: | ---: |"]
-    lines += [f"| `{p.exercise}` | {safe.markdown(p.students[0])}, "
-              f"{safe.markdown(p.students[1])} | {p.shares[0]:.0%}, {p.shares[1]:.0%} | "
-              f"{p.order[0]:.0%}, {p.order[1]:.0%} | {p.shared} |" for p in pairs]
+    students = [p for p in sorted(pairs, key=listing_order) if p.students[1] != REFERENCE]
+    if students:
+        lines += ["| exercise | students | share of each one's code in the other | "
+                  "of its statements, in order | characters in common |",
+                  "| --- | --- | ---: | ---: | ---: |"]
+        lines += [f"| `{p.exercise}` | {safe.markdown(p.students[0])}, "
+                  f"{safe.markdown(p.students[1])} | {p.shares[0]:.0%}, {p.shares[1]:.0%} | "
+                  f"{p.order[0]:.0%}, {p.order[1]:.0%} | {p.shared} |" for p in students]
+    copied: dict[str, list[Pair]] = {}
+    for p in sorted(pairs, key=lambda p: (p.students[0], p.exercise)):
+        if p.students[1] == REFERENCE:
+            copied.setdefault(p.students[0], []).append(p)
+    if copied:
+        lines += ["", texts.SIMILARITY_REFERENCE, ""]
+        lines += [f"- {safe.markdown(student)}: " + ", ".join(
+            f"`{p.exercise}` ({p.order[1]:.0%})" for p in found)
+            for student, found in copied.items()]
     return "\n".join(lines) + "\n"
 
 
@@ -391,7 +472,7 @@ def page(pairs: Sequence[Pair], page_name: str) -> str:
     e = safe.html
     mark = STATUS_COLOURS[msg.PARTIAL]
     blocks = []
-    for p in pairs:
+    for p in sorted(pairs, key=listing_order):
         sides = "".join(
             f"<div><h3>{e(student)}: {share:.0%} of the code and {order:.0%} of the "
             f"statements (in order) found in the other</h3>"

@@ -187,6 +187,13 @@ EXPORT_UNKNOWN_FORMAT = "unknown format {form!r}; formats: {known}"
 EXPORT_A_SLICE = "{out} holds slice {shard} of a class: merge the slices, then export"
 EXPORT_WHOLE_COURSE = "course"
 EXPORT_MISSING = "nothing handed in"
+EXPORT_EMPTY = "nothing to grade in what was handed in"
+EXPORT_UNREADABLE = "some of what was handed in could not be read: {what}"
+EXPORT_NOT_READ = (
+    "warning: {count} student(s) whose hand-in was empty or could not be read, whose points "
+    "are no answers (see their feedback): {names}"
+)
+HAND_IN_READ, HAND_IN_EMPTY, HAND_IN_UNREADABLE = "read", "empty", "unreadable"
 EXPORT_PENALTY = " ({points:g} earned, less {penalty:g} for {days} day(s) late)"
 
 # --- similar code (grader/grading/similarity.py) ------------------------------------------
@@ -200,6 +207,10 @@ SIMILARITY_INTRO = (
     "not judge: read the code side by side in {page}."
 )
 SIMILARITY_NONE = "No pair of submissions is that alike."
+SIMILARITY_REFERENCE = (
+    "Students whose function holds the reference solution's own lines as written, by exercise "
+    "(the share of the reference's lines it holds, in order; solutions/ is public):"
+)
 WARN_NO_SIMILARITY = (
     "warning: the similarity report could not be made ({why}); the grades are not affected"
 )

@@ -59,12 +59,16 @@ def test_an_adjustment_moves_the_points_and_the_student_reads_why(graded, tmp_pa
     bob = stored["bob"]["exercises"]["halo_difference"]
     assert bob["points"] == 3 and bob["tests"][0]["points"] == 1
     assert bob["adjustments"] == [{"points": 2, "comment": "the edge case was right on paper"}]
+    ann = stored["ann"]["exercises"]["halo_difference"]
+    assert (ann["points"], ann["status"]) == (3, "partial")  # not the tests' green "passed"
     feedback = (out / "feedback" / "ann.md").read_text()
     assert "-1 point(s): hard-coded the mesh shape" in feedback
+    assert "## `halo_difference`: partial (3 / 4)" in feedback
     assert "hard-coded the mesh shape" in (out / "feedback" / "ann.html").read_text()
     assert "adjustments (adjustments.csv) of 2 exercise(s) of 2 student(s)" in (
         out / "summary.md").read_text()
-    where, _, _ = export.export(out, "csv")
+    done = export.export(out, "csv")
+    where = done.where
     with where.open(newline="") as handle:
         points = {row["student"]: row["points"] for row in csv.DictReader(handle)}
     assert points == {"ann": "3", "bob": "3"}
@@ -77,6 +81,9 @@ def test_an_exercise_stays_between_zero_and_its_points(graded, tmp_path, capsys)
     assert code == 0, said.err
     book = gradebook(out)
     assert book["bob"]["halo_difference"] == "0" and book["ann"]["halo_difference"] == "4"
+    stored = json.loads((out / "results.json").read_text())["students"]
+    assert {n: stored[n]["exercises"]["halo_difference"]["status"] for n in stored} == {
+        "ann": "passed", "bob": "failed"}
 
 
 def test_regrading_keeps_the_adjustments_and_a_new_file_replaces_them(graded, tmp_path,

@@ -100,7 +100,8 @@ def test_hostile_names_are_graded_and_written_as_text_everywhere(tmp_path, monke
                     "\\x1b[31mred\\x1b[0m": "2", "<img src=x onerror=alert(1)>": "1",
                     "ann": "4", "caf\\udce9": "3"}
     for form in export.FORMATS:
-        where, count, _ = export.export(out, form)
+        done = export.export(out, form)
+        where, count = done.where, done.count
         assert count == 6
         with where.open(newline="", encoding="utf-8") as handle:
             cells = [c for row in csv.reader(handle) for c in row]

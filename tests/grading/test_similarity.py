@@ -51,9 +51,10 @@ def test_a_renamed_copy_and_a_padded_copy_are_flagged_an_independent_answer_is_n
 
 def test_every_statement_a_pair_is_listed_for_is_marked_or_shown_as_the_courses(tmp_path):
     """ada's every statement is in the padded copy in the same order (100%), where the
-    fingerprints find a fifth of it: is each line of ada's code either marked as found or
-    shown in grey as the course's own code (once, pages said 100% found over lines left
-    unmarked), and does the page say what the two mean?"""
+    fingerprints find a fifth of it: is each statement of ada's code, as she wrote it, either
+    marked as found or shown in grey as the course's own code (once, pages said 100% found
+    over lines left unmarked), her comments kept and unmarked, and does the page say what the
+    two mean?"""
     entries = a_class(tmp_path / "class", {"ada": FIXTURES / "original.py",
                                            "dan": FIXTURES / "padded-copy.py"})
     (pair,) = similarity.find(entries, [RING], SOLUTIONS)
@@ -61,11 +62,14 @@ def test_every_statement_a_pair_is_listed_for_is_marked_or_shown_as_the_courses(
     code, spans, given = pair.code[0], pair.spans[0], pair.given[0]
     covered = {i for start, end in (*spans, *given) for i in range(start, end)}
     marked = {i for start, end in spans for i in range(start, end)}
+    assert code == similarity.written(submission.load(entries["ada"]).sources, [RING])[RING]
     at = 0
     for line in code.splitlines(keepends=True):
-        if line.strip():
-            first = at + len(line) - len(line.lstrip())
-            assert first in covered, line  # every line: found, or the course's
+        first = at + len(line) - len(line.lstrip())
+        if line.strip().startswith("#"):
+            assert first not in covered, line  # her comment: hers, neither found nor given
+        elif line.strip() and not line.strip().startswith(('"""', ")")):
+            assert first in covered, line  # every statement: found, or the course's
         at += len(line)
     assert given and len(marked) > len(code) // 4
     page = similarity.page([pair], "similarity.html")
@@ -108,6 +112,25 @@ def test_what_the_course_hands_everyone_is_not_similarity_but_a_copied_solution_
                                            ("eve", similarity.REFERENCE)}
     assert {p.exercise for p in pairs if p.students[0] == "dee"} == long_enough
     assert all(p.shares == (1.0, 1.0) for p in pairs)
+
+
+def test_pairs_of_students_come_first_and_reference_matches_fold_into_a_line_each():
+    """A student's match with the reference (more alike than any pair, as a copy is) is
+    listed after two students' pair, and a student matching it on two exercises is one line
+    of the summary, naming both."""
+    def pair(exercise, a, b, share):
+        return similarity.Pair(exercise, (a, b), (share, share), 100, (share, share), 6,
+                               ("x = 1", "x = 1"), ((), ()))
+
+    pairs = [pair("halo_difference", "dee", similarity.REFERENCE, 1.0),
+             pair(RING, "ann", "bob", 0.85),
+             pair(RING, "dee", similarity.REFERENCE, 0.9)]
+    table = similarity.markdown(pairs, "similarity.html").splitlines()
+    rows = [line for line in table if line.startswith(("| `", "- "))]
+    assert rows == [f"| `{RING}` | ann, bob | 85%, 85% | 85%, 85% | 100 |",
+                    f"- dee: `{RING}` (90%), `halo_difference` (100%)"]
+    page = similarity.page(pairs, "similarity.html")
+    assert page.index("ann and bob") < page.index("dee and solutions/")
 
 
 def test_a_copy_of_the_solution_with_names_and_comments_changed_is_not_a_copy_of_it():
@@ -165,8 +188,9 @@ def test_grading_writes_the_pairs_in_the_summary_the_results_and_a_page(tmp_path
     parsed = Text(page)
     assert "mark" in parsed.tags and "script" not in parsed.tags
     text = "".join(parsed.parts)
-    assert "travelling = jax.lax.ppermute(travelling, 'around', pairs)" in text
-    assert "moving = jax.lax.ppermute(moving, 'ring', neighbours)" in text
+    # as each wrote it: their quotes, their comments, two statements on one line
+    assert 'travelling = jax.lax.ppermute(travelling, "around", pairs)' in text
+    assert "devs = jax.devices(); n_dev = len(devs)  # how many there are" in text
 
 
 def test_a_class_without_similar_code_says_so(tmp_path, monkeypatch):
