@@ -410,7 +410,7 @@ def test_the_roster_gives_the_missing_a_zero_and_names_who_is_not_on_it(
     assert capsys.readouterr().err.splitlines() == [
         texts.WARN_NOT_ON_ROSTER.format(students="zed")]
     rows = (out / "gradebook.csv").read_text().splitlines()
-    assert rows[2].startswith("dan,") and rows[2].split(",")[-3:] == ["0", "missing", ""]
+    assert rows[2].startswith("dan,") and rows[2].split(",")[-4:] == ["0", "missing", "", "missing"]
     assert sorted(p.name for p in (out / "feedback").iterdir()) == [
         "ann.html", "ann.md", "zed.html", "zed.md"]
     summary_text = (out / "summary.md").read_text()
