@@ -9,7 +9,9 @@
   ``{full name}_{participant id}_assignsubmission_file_``, holding their files; with "download
   submissions in folders" unticked, each file is named ``{that folder}{file name}`` instead.
 
-Each student's files go to ``TO/NAME/``: a notebook or ``.py`` file as it is, a zip (the
+Each student found gets a folder ``TO/NAME/`` (empty if nothing they handed in could be written:
+they handed something in, so ``grade`` says "nothing to grade", not "missing"), where their
+files go: a notebook or ``.py`` file as it is, a zip (the
 ``handin.zip`` that ``make handin`` packs) unpacked, only its notebooks and ``.py`` files. NAME
 is the roster's ``name`` for the row whose ``lms_id`` is the id in the download; without one,
 the name in the download with the id after it, kept to letters, digits, ``-`` and ``_``
@@ -142,6 +144,7 @@ def collect(download: Path, to: Path, roster: dict[str, Person] | None = None,
                 done.left_out.append((member.filename, texts.COLLECT_NOT_A_SUBMISSION))
                 continue
             student = _student(done, found, lms, by_lms_id)
+            (to / student.name).mkdir(exist_ok=True)  # empty if nothing is written: not missing
             name = PurePosixPath(found["file"]).name
             _write(done, student, to / student.name, member.filename, name,
                    lambda m=member: _read(archive, m, MAX_ZIP_BYTES), member.date_time,
