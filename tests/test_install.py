@@ -43,16 +43,25 @@ def test_only_the_modules_that_cannot_be_imported_are_missing():
     assert install.missing(needs) == ["no-such==1", "its-friend==2"]
 
 
-def service(tmp_path: Path, jax_version: str) -> tuple[str, dict[str, str]]:
-    """A notebook service's Python with its own JAX and Jupyter's kernel, and nothing of the
-    course: a fresh environment, its Python and the environment to run it in (the course's
-    install taken from this checkout, through the set-up cell's own variable)."""
-    env = plain_env(tmp_path / "home") | {SOURCE_ENV: str(ROOT)}
+@pytest.fixture(scope="module")
+def wheels(tmp_path_factory) -> Path:
+    """pip's download cache, shared by this file's services: each installs every wheel anew,
+    but downloads it once."""
+    return tmp_path_factory.mktemp("pip-cache")
+
+
+def service(tmp_path: Path, jax_version: str, wheels: Path, kernel: bool = True
+            ) -> tuple[str, dict[str, str]]:
+    """A notebook service's Python with its own JAX (and Jupyter's kernel, if ``kernel``),
+    and nothing of the course: a fresh environment, its Python and the environment to run it
+    in (the course's install taken from this checkout, through the set-up cell's own
+    variable)."""
+    env = plain_env(tmp_path / "home") | {SOURCE_ENV: str(ROOT), "PIP_CACHE_DIR": str(wheels)}
     venv = tmp_path / "service"
     subprocess.run([sys._base_executable, "-m", "venv", str(venv)], check=True, timeout=120)
     python = str(venv / "bin" / "python")
     subprocess.run([python, "-m", "pip", "install", "-q", f"jax=={jax_version}",
-                    f"jaxlib=={jax_version}", "ipykernel", "nbclient"],
+                    f"jaxlib=={jax_version}", *(["ipykernel", "nbclient"] if kernel else [])],
                    check=True, timeout=600, env=env)
     return python, env
 
@@ -60,13 +69,13 @@ def service(tmp_path: Path, jax_version: str) -> tuple[str, dict[str, str]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("jax_version", [devices.OLDEST_JAX, devices.NEWEST_JAX])
 def test_a_notebook_service_with_its_own_jax_runs_a_lesson_and_passes_every_check(
-        tmp_path, jax_version):
+        tmp_path, jax_version, wheels):
     """On a service with the oldest or the newest JAX the course holds on (the README's range)
     and no course, run from a folder outside the repository: does the set-up cell install the
     course from where COURSE_SOURCE says and what the kernel lacks, at the lock's versions,
     keep the service's JAX, and then does lesson 1 run clean and every solved exercise of
     lesson 3 pass its check()?"""
-    python, env = service(tmp_path, jax_version)
+    python, env = service(tmp_path, jax_version, wheels)
     lacking = "import importlib.util as u; print([u.find_spec(m) for m in {names}])"
     names = ["matplotlib", "ipywidgets", "rich", "orbax", "grader"]
     before = subprocess.run([python, "-c", lacking.format(names=names)], cwd=tmp_path, env=env,
@@ -102,12 +111,13 @@ def test_a_notebook_service_with_its_own_jax_runs_a_lesson_and_passes_every_chec
 
 
 @pytest.mark.slow
-def test_a_service_with_a_jax_older_than_the_course_holds_on_is_told_which_it_needs(tmp_path):
+def test_a_service_with_a_jax_older_than_the_course_holds_on_is_told_which_it_needs(
+        tmp_path, wheels):
     """On a service whose JAX is older than the oldest the course holds on (the release before
     it), does the set-up cell say so in one line, first, naming the JAX the course needs?"""
     older = "0.9.2"
     assert devices.too_old(older) and not devices.too_old(devices.OLDEST_JAX)
-    python, env = service(tmp_path, older)
+    python, env = service(tmp_path, older, wheels, kernel=False)
     done = subprocess.run([python, "-c", setup_cell()], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr
