@@ -186,14 +186,18 @@ def adjust(args: argparse.Namespace) -> int:
 def _show(results, similar, out: Path) -> None:
     """The gradebook and the summary on the terminal, then where the files are."""
     from grader.grading import outputs, report, summary, texts
+    from grader.grading.similarity import REFERENCE
 
     print(report.table(results))
     print()
     print(summary.text(results))
-    if similar:
-        print(texts.SIMILARITY_FOUND.format(
-            students=len({p.students for p in similar}), exercises=len(similar),
-            page=out / outputs.SIMILARITY))
+    for template, found in ((texts.SIMILARITY_FOUND, [p for p in similar
+                                                       if p.students[1] != REFERENCE]),
+                            (texts.SIMILARITY_FOUND_REFERENCE, [p for p in similar
+                                                                 if p.students[1] == REFERENCE])):
+        if found:
+            print(template.format(students=len({p.students for p in found}),
+                                  exercises=len(found), page=out / outputs.SIMILARITY))
     print(texts.WROTE_OUTPUTS.format(files=", ".join(str(out / name)
                                                      for name in outputs.WRITTEN)))
 

@@ -74,7 +74,7 @@ MAX_RATIO = 200
 RATIO_FREE_BYTES = 1024 * 1024
 #: What collect writes beside the students' folders, and ``grade`` reads (:func:`said_late`).
 MANIFEST = "lms.csv"
-MANIFEST_COLUMNS = ("name", "lms", "lms_id", "lms_name", "late", "files", "left_out")
+MANIFEST_COLUMNS = ("name", "lms", "lms_id", "lms_name", "late", "files", "left_out", "whose")
 LMS = ("canvas", "moodle")
 
 # Canvas: "{sortable name}_[late_]{user id}_{file id}_{file name}"; the sortable name has no
@@ -117,6 +117,13 @@ class Collected:
     #: (entry of the download, why it was not written).
     left_out: list[tuple[str, str]] = field(default_factory=list)
     written: int = 0
+    #: The student each entry left out was theirs, where the download says.
+    whose: dict[str, str] = field(default_factory=dict)
+
+    def leave(self, student: Student, entry: str, why: str) -> None:
+        """Leave out ``student``'s ``entry``, saying why."""
+        self.left_out.append((entry, why))
+        self.whose[entry] = student.name
 
 
 def collect(download: Path, to: Path, roster: dict[str, Person] | None = None,
@@ -141,7 +148,8 @@ def collect(download: Path, to: Path, roster: dict[str, Person] | None = None,
         for member in sorted(members, key=_newest_copy_last):
             found = _identify(lms, member.filename)
             if found is None:
-                done.left_out.append((member.filename, texts.COLLECT_NOT_A_SUBMISSION))
+                done.left_out.append((member.filename, texts.COLLECT_NOT_A_SUBMISSION.format(
+                    lms=lms.capitalize())))
                 continue
             student = _student(done, found, lms, by_lms_id)
             (to / student.name).mkdir(exist_ok=True)  # empty if nothing is written: not missing
@@ -217,13 +225,13 @@ def _write(done: Collected, student: Student, folder: Path, entry: str, name: st
         try:
             inner = zipfile.ZipFile(io.BytesIO(read()))
         except _UNREADABLE as exc:
-            done.left_out.append((entry, texts.COLLECT_BAD_ZIP.format(why=exc)))
+            done.leave(student, entry, texts.COLLECT_BAD_ZIP.format(why=exc))
             return
         with inner:
             files = [m for m in inner.infolist() if not m.is_dir()]
             if len(files) > MAX_MEMBERS:
-                done.left_out.append((entry, texts.COLLECT_ZIP_TOO_MANY.format(
-                    most=MAX_MEMBERS)))
+                done.leave(student, entry, texts.COLLECT_ZIP_TOO_MANY.format(
+                    most=MAX_MEMBERS))
                 return
             for member in sorted(files, key=_newest_copy_last):
                 _write(done, student, folder, f"{entry}: {member.filename}",
@@ -231,28 +239,28 @@ def _write(done: Collected, student: Student, folder: Path, entry: str, name: st
                        lambda m=member: _read(inner, m, MAX_FILE_BYTES), when, inside=True)
         return
     if suffix not in SUFFIXES or name.startswith("."):
-        done.left_out.append((entry, texts.COLLECT_NOT_A_NOTEBOOK))
+        done.leave(student, entry, texts.COLLECT_NOT_A_NOTEBOOK)
         return
     name = _copied(name)[0]  # Canvas's copy of a file: sorted after it, it replaces it
     clean = re.sub(r"[^A-Za-z0-9._-]+", "_", name)
     past_budget = texts.COLLECT_STUDENT_TOO_LARGE.format(mib=MAX_STUDENT_BYTES / 2**20)
     if student.written >= MAX_STUDENT_BYTES:
-        done.left_out.append((entry, past_budget))  # not even read
+        done.leave(student, entry, past_budget)  # not even read
         return
     try:
         data = read()
     except _UNREADABLE as exc:
-        done.left_out.append((entry, texts.COLLECT_UNREADABLE.format(why=exc)))
+        done.leave(student, entry, texts.COLLECT_UNREADABLE.format(why=exc))
         return
     if len(data) > MAX_FILE_BYTES:
-        done.left_out.append((entry, texts.FILE_TOO_LARGE.format(mib=MAX_FILE_BYTES / 2**20)))
+        done.leave(student, entry, texts.FILE_TOO_LARGE.format(mib=MAX_FILE_BYTES / 2**20))
         return
     if student.written + len(data) > MAX_STUDENT_BYTES:
-        done.left_out.append((entry, past_budget))
+        done.leave(student, entry, past_budget)
         return
     if clean in student.files:
         replaced = f"{student.name}/{clean}"
-        done.left_out.append((replaced, texts.COLLECT_REPLACED.format(entry=entry)))
+        done.leave(student, replaced, texts.COLLECT_REPLACED.format(entry=entry))
     else:
         student.files.append(clean)
     folder.mkdir(exist_ok=True)
@@ -285,15 +293,16 @@ def _read(archive: zipfile.ZipFile, member: zipfile.ZipInfo, most: int) -> bytes
 
 
 def _manifest(to: Path, done: Collected) -> None:
-    """``to/lms.csv``: a row per student, then one per entry left out. ``late`` is what the
-    LMS said: "yes" or "no" from Canvas, which marks late work, and "" from Moodle, which
-    does not say."""
+    """``to/lms.csv``: a row per student, then one per entry left out (``whose``: the student
+    it was, where the download says). ``late`` is what the LMS said: "yes" or "no" from
+    Canvas, which marks late work, and "" from Moodle, which does not say."""
     rows = [list(MANIFEST_COLUMNS)]
     rows += [[s.name, s.lms, s.lms_id, s.lms_name,
               ("yes" if s.late else "no") if s.lms == "canvas" else "",
-              " ".join(s.files), ""] for s in sorted(done.students.values(),
-                                                     key=lambda s: s.name)]
-    rows += [["", "", "", "", "", entry, why] for entry, why in done.left_out]
+              " ".join(s.files), "", ""] for s in sorted(done.students.values(),
+                                                         key=lambda s: s.name)]
+    rows += [["", "", "", "", "", entry, why, done.whose.get(entry, "")]
+             for entry, why in done.left_out]
     with (to / MANIFEST).open("w", newline="", encoding="utf-8") as handle:
         csv.writer(handle).writerows(safe.csv_rows(rows))
 

@@ -448,7 +448,9 @@ def markdown(pairs: Sequence[Pair], page_name: str) -> str:
     if not pairs:
         return "\n".join([*lines, texts.SIMILARITY_NONE]) + "\n"
     students = [p for p in sorted(pairs, key=listing_order) if p.students[1] != REFERENCE]
-    if students:
+    if not students:
+        lines.append(texts.SIMILARITY_NO_PAIR)
+    else:
         lines += ["| exercise | students | share of each one's code in the other | "
                   "of its statements, in order | characters in common |",
                   "| --- | --- | ---: | ---: | ---: |"]

@@ -218,6 +218,11 @@ SIMILARITY_FOUND = (
     "{students} pair(s) of students with similar code ({exercises} answer(s) alike in all, "
     "one per pair and exercise): read {page}"
 )
+SIMILARITY_FOUND_REFERENCE = (
+    "{students} student(s) whose code holds the reference solution's own lines ({exercises} "
+    "answer(s)): read {page}"
+)
+SIMILARITY_NO_PAIR = "No pair of students is that alike."
 
 # --- merging the slices of --shard (grader/grading/merge.py) ------------------------------
 OUTPUT_NOT_A_FOLDER = "{folder} is not a folder"
@@ -255,7 +260,7 @@ COLLECT_NOT_EMPTY = (
 )
 COLLECT_NOT_A_ZIP = "{path} cannot be read as a zip ({why})"
 COLLECT_TOO_MANY = "{path} holds more than {most} entries"
-COLLECT_NOT_A_SUBMISSION = "named as no Canvas or Moodle submission is"
+COLLECT_NOT_A_SUBMISSION = "not named as {lms} names the entries of a submission"
 COLLECT_BAD_ZIP = "a zip that cannot be read ({why})"
 COLLECT_ZIP_TOO_MANY = "a zip of more than {most} entries"
 COLLECT_NOT_A_NOTEBOOK = "not a notebook or .py file"

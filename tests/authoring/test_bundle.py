@@ -119,7 +119,8 @@ def test_every_assignments_bundle_passes_every_correct_answer(whole_way, tmp_pat
 
 def test_make_handin_zips_the_notebooks_without_installing_anything(tmp_path):
     """In a bundle just unpacked, does `make handin` write handin.zip with the exercise
-    notebooks, using the Python that would install the course, and install nothing?"""
+    notebooks, using the Python that would install the course, and install nothing; and with
+    no notebook left, does it say so and fail, rather than pack an empty zip?"""
     bundle = tmp_path / "bundle"
     release(bundle, assignment=assignments.find("04_prng"))
     done = make(bundle, "handin", env=plain_env(tmp_path / "home"), timeout=120)
@@ -127,3 +128,8 @@ def test_make_handin_zips_the_notebooks_without_installing_anything(tmp_path):
     with zipfile.ZipFile(bundle / "handin.zip") as packed:
         assert packed.namelist() == ["04_prng.ipynb"]
     assert not (bundle / ".venv").exists() and not (bundle / "build").exists()
+    for notebook in (bundle / "exercises").glob("*.ipynb"):
+        notebook.unlink()
+    done = make(bundle, "handin", env=plain_env(tmp_path / "home"), timeout=120)
+    assert done.returncode != 0 and not (bundle / "handin.zip").exists()
+    assert "make handin: no notebook in exercises/ to hand in" in done.stderr

@@ -69,9 +69,12 @@ def test_a_canvas_download_becomes_a_folder_per_student(canvas, tmp_path):
     rows = manifest(out)
     assert [(r["name"], r["lms_id"], r["late"]) for r in rows if r["name"]] == [
         ("doejane-34", "34", "yes"), ("smithbob-12", "12", "no")]
+    assert {r["files"]: r["whose"] for r in rows if not r["name"]} == {
+        "notes.txt": "", "doejane_late_34_202_screenshot.png": "doejane-34",
+        "doejane-34/03_collectives.ipynb": "doejane-34"}  # whose each entry left out was
     left = {r["files"]: r["left_out"] for r in rows if not r["name"]}
     assert left == {
-        "notes.txt": "named as no Canvas or Moodle submission is",
+        "notes.txt": "not named as Canvas names the entries of a submission",
         "doejane_late_34_202_screenshot.png": "not a notebook or .py file",
         "doejane-34/03_collectives.ipynb":
             "an earlier copy, replaced by doejane_late_34_201_03_collectives-1.ipynb",
@@ -254,7 +257,7 @@ def test_a_canvas_download_is_read_as_canvas_whatever_one_upload_is_named(tmp_pa
     done = collect.collect(mixed, tmp_path / "mixed", lms="canvas")
     assert sorted(done.students) == ["evileve-13", "smithbob-12"]
     assert dict(done.left_out) == {"Ann Lee_5_assignsubmission_file_/a.ipynb":
-                                   "named as no Canvas or Moodle submission is"}
+                                   "not named as Canvas names the entries of a submission"}
 
 
 def test_one_student_spends_their_own_budget_never_another_students(tmp_path, monkeypatch):

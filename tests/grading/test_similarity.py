@@ -131,6 +131,8 @@ def test_pairs_of_students_come_first_and_reference_matches_fold_into_a_line_eac
                     f"- dee: `{RING}` (90%), `halo_difference` (100%)"]
     page = similarity.page(pairs, "similarity.html")
     assert page.index("ann and bob") < page.index("dee and solutions/")
+    alone = similarity.markdown(pairs[:1], "similarity.html")
+    assert "No pair of students is that alike." in alone and "- dee: `halo_difference`" in alone
 
 
 def test_a_copy_of_the_solution_with_names_and_comments_changed_is_not_a_copy_of_it():
@@ -256,11 +258,17 @@ def test_an_eleven_mib_file_is_compared_without_parsing_it_whole(tmp_path):
 
 
 def test_the_terminal_counts_pairs_of_students_not_pairs_of_functions(tmp_path, capsys):
-    """One pair of students alike on three exercises read '3 pair(s) of submissions'."""
+    """One pair of students alike on three exercises read '3 pair(s) of submissions'; a
+    student matching the reference was counted as a pair of students."""
     from grader import verbs
 
     pairs = [similarity.Pair(name, ("ann", "bob"), (1.0, 1.0), 100, (1.0, 1.0), 5,
                              ("a", "b"), ((), ())) for name in ("x", "y", "z")]
-    verbs._show([], [*pairs, replace(pairs[0], students=("ann", "cid"))], tmp_path)
+    copied = replace(pairs[0], students=("dee", similarity.REFERENCE))
+    verbs._show([], [*pairs, replace(pairs[0], students=("ann", "cid")), copied], tmp_path)
+    said = capsys.readouterr().out
     assert ("2 pair(s) of students with similar code (4 answer(s) alike in all, one per pair "
-            "and exercise)" in capsys.readouterr().out)
+            "and exercise)" in said)  # the match with the reference is no pair of students
+    assert "1 student(s) whose code holds the reference solution's own lines (1 answer(s))" in said
+    verbs._show([], [copied], tmp_path)
+    assert "pair(s) of students" not in capsys.readouterr().out
