@@ -116,7 +116,6 @@ class Collected:
     students: dict[str, Student] = field(default_factory=dict)
     #: (entry of the download, why it was not written).
     left_out: list[tuple[str, str]] = field(default_factory=list)
-    written: int = 0
     #: The student each entry left out was theirs, where the download says.
     whose: dict[str, str] = field(default_factory=dict)
 
@@ -263,10 +262,8 @@ def _write(done: Collected, student: Student, folder: Path, entry: str, name: st
         done.leave(student, replaced, texts.COLLECT_REPLACED.format(entry=entry))
     else:
         student.files.append(clean)
-    folder.mkdir(exist_ok=True)
-    target = folder / clean
+    target = folder / clean  # the folder collect made for the student
     target.write_bytes(data)
-    done.written += len(data)
     student.written += len(data)
     stamp = time.mktime((*when, 0, 0, -1))
     os.utime(target, (stamp, stamp))
