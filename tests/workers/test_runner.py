@@ -150,3 +150,28 @@ def test_a_tester_that_cannot_start_leaves_the_run_unfinished(monkeypatch):
         devices=2, why="no tester for this test"))
     assert result.unfinished == why
     assert result.outcomes == {c.id: {"ok": False, "not_run": why} for c in chosen}
+
+
+def test_a_thread_left_running_fails_each_exercise_at_the_cost_of_one_tester(monkeypatch):
+    """A thread the submission started runs on while its functions are measured: is every
+    test of every exercise failed for that reason, and does finding it cost one tester per
+    exercise, not one per test? (A tester asked mid-probe is dropped and a new one started:
+    one per test took pmean_update_step's nine tests past the hostile batch's 20 s on CI.)"""
+    taken = []
+    take = runner.TESTERS.take
+
+    def counted(kind):
+        taken.append(kind)
+        return take(kind)
+
+    monkeypatch.setattr(runner.TESTERS, "take", counted)
+    exercises = ("halo_difference", "pmean_update_step")
+    chosen = [c for name in exercises for c in cases.for_exercise(name) if 2 in c.device_counts]
+    source = Source("t.py", "t.py", "import threading, time\n\n"
+                    "threading.Thread(target=lambda: time.sleep(3600), daemon=True).start()\n\n"
+                    "def halo_difference(x):\n    return x\n\n"
+                    "def pmean_update_step(*args):\n    return args\n")
+    result = runner.run([source], chosen, 2, Limits(exercise=60, cell=60))
+    assert {c.id: result.outcomes[c.id].get("threads") for c in chosen} == \
+        {c.id: 1 for c in chosen}
+    assert len(taken) == len(exercises) < len(chosen)
