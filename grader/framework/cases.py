@@ -170,10 +170,13 @@ def course_code(what: str) -> Iterator[None]:
                                                      held=jax_range(), error=error)) from exc
 
 
-def measure(found: Case, fn: Callable, made: list | None = None) -> dict[str, Any]:
+def measure(found: Case, fn: Callable, made: list | None = None,
+            material: bool = True) -> dict[str, Any]:
     """Run a probe on ``fn``: ``{"ok": True, "data": ...}`` or ``{"ok": False, "error": ...}``;
     ``made``, if given, gets the programs measured in this process, with where each is
-    (:func:`grader.framework.plain.measured_programs`).
+    (:func:`grader.framework.plain.measured_programs`). The hints' material
+    (:class:`grader.framework.plain.Material`) is made only with ``material``: for the
+    reference, whose outcome the hints read it from.
 
     Whatever the function prints or warns is not the probe's business; any exception,
     KeyboardInterrupt and SystemExit included, becomes an error report.
@@ -184,7 +187,7 @@ def measure(found: Case, fn: Callable, made: list | None = None) -> dict[str, An
             value = found.probe(fn)
             if made is not None:
                 made += plain.measured_programs(value)
-            data = plain.to_plain(value)
+            data = plain.to_plain(value, material)
     except CourseFailure as exc:  # the course's, on this JAX: the test is not run
         return {"not_run": str(exc)}
     except BaseException as exc:  # noqa: BLE001 - the student's code may raise anything
@@ -350,7 +353,10 @@ def _judge_one(found: Case, name: str, outcome: dict, want: dict | None, brief: 
     verdict = found.judge(got_data, want_data)
     if verdict.passed:
         # where the reference's measure was verified, a student's that was not can only fail
-        if plain.verified_paths(want["data"]) - plain.verified_paths(outcome.get("data")):
+        # (but for a hint's material, made for the reference alone: see plain.Material)
+        unverified = plain.verified_paths(want["data"]) - plain.verified_paths(outcome.get("data"))
+        if any(not top.startswith("_") or top in got_data
+               for top in (path.split("/")[1] for path in unverified)):
             return msg.FAILED, msg.MSG_NOT_VERIFIED.format(name=name), None, None, None
         if outcome.get("values_wrong"):  # see decide_all
             return msg.FAILED, msg.MSG_HOW_NEEDS_VALUES.format(name=name), None, None, None

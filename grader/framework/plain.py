@@ -8,6 +8,7 @@ arrays (:func:`from_plain`) without ever unpickling or calling anything the stud
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,21 +44,37 @@ class Verified:
     program: Any = field(default=None, compare=False, repr=False)
 
 
-def to_plain(value: Any) -> Any:
-    """Turn a probe's measurement into tagged, JSON-ready data (runs in the worker)."""
+@dataclass(frozen=True)
+class Material:
+    """A hint's material: a value that does not depend on the function under test (what a
+    likely mistake gives, as ``"_as_given": Material(lambda: ...)`` in a probe's dict), made
+    by ``make`` only where it is read. Hints read it from the reference's outcome
+    (``want[key]``: the reference run's, or the stored expected values ``check`` reads), so
+    every other run leaves its key out (:func:`to_plain`'s ``material``) rather than make it
+    again for each student and at each ``check``."""
+
+    make: Callable[[], Any]
+
+
+def to_plain(value: Any, material: bool = True) -> Any:
+    """Turn a probe's measurement into tagged, JSON-ready data (runs in the worker); with
+    ``material`` False, a dict's :class:`Material` is left out, unmade."""
+    if type(value) is Material:
+        return to_plain(value.make(), material) if material else {"none": None}
     if isinstance(value, str):
         return {"str": value}
     if type(value) is Unverified:
         return {"program": {"measure": value.measure,
                             "blob": base64.b64encode(value.program).decode()}}
     if type(value) is Verified:
-        return {"verified": to_plain(value.value)}
+        return {"verified": to_plain(value.value, material)}
     if value is None:
         return {"none": None}
     if isinstance(value, dict):
-        return {"dict": {str(k): to_plain(v) for k, v in value.items()}}
+        return {"dict": {str(k): to_plain(v, material) for k, v in value.items()
+                         if material or type(v) is not Material}}
     if isinstance(value, (list, tuple)):
-        return {"list": [to_plain(v) for v in value]}
+        return {"list": [to_plain(v, material) for v in value]}
     try:
         array = np.asarray(value)
     except Exception as exc:  # the student's object refused to become an array

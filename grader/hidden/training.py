@@ -10,6 +10,7 @@ from jax.sharding import PartitionSpec as P
 from grader.framework.cases import case
 from grader.framework.judge import compiles_to, runs_on_mesh, same, traces
 from grader.framework.placement import layout
+from grader.framework.plain import Material
 from grader.framework.probes import hlo_collectives, program_summary, trailing
 from grader.hints import training as hints
 from grader.public.cost import cost_memory_bytes
@@ -128,7 +129,8 @@ def more_heads_per_device_and_a_longer_sequence(fn):
     arrays = attention_inputs(120, rows_per_block=1, seq=9, d_model=4, heads_per_block=3,
                               head_dim=2)
     result = fn(*arrays)
-    return {"result": result, "layout": layout(result), "_first_heads": first_heads_only(*arrays)}
+    return {"result": result, "layout": layout(result),
+            "_first_heads": Material(lambda: first_heads_only(*arrays))}
 
 
 @case("tp_attention", hidden=True, hints=[tpa_extra_communication])

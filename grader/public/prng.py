@@ -14,6 +14,7 @@ from jax.sharding import PartitionSpec as P
 from grader.framework.cases import case
 from grader.framework.judge import Hint, close, result_close_to, same
 from grader.framework.placement import layout
+from grader.framework.plain import Material
 from grader.hints import prng as hints
 
 #: Rows of the dropout inputs: a multiple of 1, 2, 4 and 8, so that the very same array can be
@@ -85,10 +86,11 @@ def noise_context(key, x: np.ndarray, mesh: Mesh, scale: float) -> dict:
                                for i, b in enumerate(blocks)])
 
     return {
-        "_overall_index": drawn(lambda i: jax.random.fold_in(key, i * mesh.shape["model"])),
-        "_same_every_block": drawn(lambda i: key),
-        "_unscaled": drawn(lambda i: jax.random.fold_in(key, i), factor=1.0),
-        "_one_draw": x + scale * np.asarray(jax.random.normal(key, x.shape)),
+        "_overall_index": Material(lambda: drawn(
+            lambda i: jax.random.fold_in(key, i * mesh.shape["model"]))),
+        "_same_every_block": Material(lambda: drawn(lambda i: key)),
+        "_unscaled": Material(lambda: drawn(lambda i: jax.random.fold_in(key, i), factor=1.0)),
+        "_one_draw": Material(lambda: x + scale * np.asarray(jax.random.normal(key, x.shape))),
     }
 
 
@@ -133,12 +135,12 @@ def dropout_context(key, x: np.ndarray, rate: float) -> dict:
     def scaled(keep):
         return jnp.where(keep, x / (1.0 - rate), 0.0)
 
-    keep = jax.random.bernoulli(key, 1.0 - rate, x.shape)
     return {
-        "_fold_in_per_device": _dropout_per_device(key, x, rate, True),
-        "_same_key_per_device": _dropout_per_device(key, x, rate, False),
-        "_unscaled": jnp.where(keep, x, 0.0),
-        "_keep_with_rate": scaled(jax.random.bernoulli(key, rate, x.shape)),
+        "_fold_in_per_device": Material(lambda: _dropout_per_device(key, x, rate, True)),
+        "_same_key_per_device": Material(lambda: _dropout_per_device(key, x, rate, False)),
+        "_unscaled": Material(lambda: jnp.where(jax.random.bernoulli(key, 1.0 - rate, x.shape),
+                                                x, 0.0)),
+        "_keep_with_rate": Material(lambda: scaled(jax.random.bernoulli(key, rate, x.shape))),
     }
 
 
@@ -227,7 +229,8 @@ def noisy_case(fn, seed: int, features: int = 3) -> dict:
     key = jax.random.key(seed)
 
     def variant(fold_mask, fold_noise):
-        return noisy_step_with(params, batch, key, fold_mask=fold_mask, fold_noise=fold_noise)
+        return Material(lambda: noisy_step_with(params, batch, key, fold_mask=fold_mask,
+                                                fold_noise=fold_noise))
 
     return {"result": fn(params, batch, key), "_as_given": variant(False, True),
             "_mask_shared": variant(False, False), "_noise_per_device": variant(True, True)}

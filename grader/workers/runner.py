@@ -45,7 +45,8 @@ def run(sources: Sequence[Source], cases: Sequence[Case], devices: int, limits: 
     # which no worker sees); both write them in the reference run alone, so a tester or
     # verifier of the reference run serves no submission (the pools keep them apart by
     # sandbox).
-    tester = _Tester((devices, limits, sandbox.testing()))
+    # The tests' hint material is read from the reference's outcomes: made in its run alone.
+    tester = _Tester((devices, limits, sandbox.testing()), material=reference is None)
     try:
         _run(sources, todo, result, limits, sandbox, tester, ends)
     finally:
@@ -215,7 +216,7 @@ def _probe(worker: WorkerProcess, tester: _Tester, found: Case, deadline: float,
     had; a tester left mid-probe is closed."""
     helper = tester.get()
     try:
-        req = helper.send("probe", case_id=found.id)
+        req = helper.send("probe", case_id=found.id, material=tester.material)
         while True:
             reply = helper.receive(req, deadline - time.monotonic(), "probe")
             ask = reply.get("ask")
@@ -257,8 +258,9 @@ class _Tester:
     """A run's tester (see grader.workers.tester): taken from the pool when first needed, put
     back when the run is done, closed when left mid-probe."""
 
-    def __init__(self, kind: tuple) -> None:
+    def __init__(self, kind: tuple, material: bool) -> None:
         self.kind = kind
+        self.material = material
         self.process: WorkerProcess | None = None
 
     def get(self) -> WorkerProcess:

@@ -9,12 +9,14 @@ the worker except the arguments of each call, and what the function returned is 
 Started by :mod:`grader.workers.runner` as ``python -I -c "from grader.workers.tester import
 main; main()" DEVICES MEMORY GRADER TASKS``, in the same sandbox as a worker (GRADER and TASKS
 as for a worker), where the hidden tests are masked on disk: they arrive as text, once, with
-``{"op": "tests", "req", "modules"}``. Then it answers ``{"op": "probe", "req", "case_id"}``:
-each request the probe makes of the function is a line ``{"req", "ask": {...}}`` on stdout,
-answered by ``{"op": "answer", "req", "reply": {...}}`` on stdin (the worker's reply, which the
-runner relays); the last line is the probe's outcome, ``{"req", "ok", "data"}`` or ``{"req",
-"ok": false, "error"}`` (see :func:`grader.framework.cases.measure`). A tester serves one run after
-another (:mod:`grader.workers.pool`); the runner closes one it leaves mid-probe.
+``{"op": "tests", "req", "modules"}``. Then it answers ``{"op": "probe", "req", "case_id",
+"material"}`` (``material`` true in the reference's run alone: see
+:class:`grader.framework.plain.Material`): each request the probe makes of the function is a
+line ``{"req", "ask": {...}}`` on stdout, answered by ``{"op": "answer", "req", "reply":
+{...}}`` on stdin (the worker's reply, which the runner relays); the last line is the probe's
+outcome, ``{"req", "ok", "data"}`` or ``{"req", "ok": false, "error"}`` (see
+:func:`grader.framework.cases.measure`). A tester serves one run after another
+(:mod:`grader.workers.pool`); the runner closes one it leaves mid-probe.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class Tester:
         self.cases = {c.id: c for c in cases.load(hidden=True)}
         return {"ok": True}
 
-    def probe(self, req: str, case_id: str) -> dict[str, Any]:
+    def probe(self, req: str, case_id: str, material: bool = False) -> dict[str, Any]:
         from grader.framework import cases
         from grader.remote import Remote
 
@@ -58,7 +60,7 @@ class Tester:
             reply = answer.get("reply")
             return reply if isinstance(reply, dict) else {"ok": False}
 
-        return cases.measure(found, Remote(ask, name=found.exercise))
+        return cases.measure(found, Remote(ask, name=found.exercise), material=material is True)
 
     def serve(self) -> None:
         while line := self.requests.readline():

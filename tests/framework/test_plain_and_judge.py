@@ -77,6 +77,35 @@ def test_nested_dicts_lists_strings_and_none_keep_their_structure():
     np.testing.assert_array_equal(deep["deep"][0], 1.5)
 
 
+def test_a_hints_material_is_made_only_where_hints_read_it():
+    """A hint's material (plain.Material) is read from the reference's outcome: is it made
+    there, and left out, never made, in every other run (a student's, check()'s)?"""
+    made = []
+
+    def material():
+        made.append(1)
+        return np.arange(3)
+
+    value = {"result": np.ones(2), "_mistake": plain.Material(material)}
+    reference = plain.from_plain(plain.to_plain(value))
+    np.testing.assert_array_equal(reference["_mistake"], [0, 1, 2])
+    assert made == [1]
+    student = plain.from_plain(plain.to_plain(value, material=False))
+    assert sorted(student) == ["result"] and made == [1]
+
+
+def test_check_and_a_students_run_leave_the_hints_material_to_the_reference():
+    """Every probe's material is left out where a student's function is measured: is each
+    hint that compares with material still given, from the reference's (check() reads the
+    stored one), when the student's run made none? (The mistakes of tests/hints prove each
+    such hint on a student's run; here, that the runs really leave it out.)"""
+    found = next(c for c in cases.for_exercise("fixed_noisy_step") if not c.hidden)
+    as_given = "_as_given"
+    reference = cases.measure(found, lambda params, batch, key: params)
+    student = cases.measure(found, lambda params, batch, key: params, material=False)
+    assert as_given in reference["data"]["dict"] and as_given not in student["data"]["dict"]
+
+
 def test_nan_and_infinities_survive():
     """Do NaN and the infinities come back where they were, through JSON?"""
     back = round_trip(np.array([np.nan, np.inf, -np.inf, 1.0]))

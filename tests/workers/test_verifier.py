@@ -497,6 +497,26 @@ def test_a_measurement_the_reference_had_verified_must_be_verified():
     assert cases.decide(found, {8: want}, {8: want}).status == msg.PASSED
 
 
+def test_a_hints_material_left_out_of_a_students_run_need_not_be_verified():
+    """A hint's material (plain.Material) is made for the reference alone, verified there: is
+    a student's run that left it out judged on its own measures, while one that has the key,
+    unverified, still fails, as does any other measure left out?"""
+    found = next(c for c in cases.for_exercise("remat_mlp_grads")
+                 if c.name == "keeps_about_half_the_temporaries")
+    memory = {"argument": 8, "output": 8, "temp": 100}
+    want = {"ok": True, "data": plain.to_plain(
+        {"memory": plain.Verified(memory), "_plain": plain.Verified({**memory, "temp": 200})})}
+    own = {"memory": plain.Verified(memory)}
+    assert cases.decide(found, {8: {"ok": True, "data": plain.to_plain(own)}},
+                        {8: want}).status == msg.PASSED
+    unverified = {**own, "_plain": {**memory, "temp": 200}}
+    assert cases.decide(found, {8: {"ok": True, "data": plain.to_plain(unverified)}},
+                        {8: want}).message == msg.MSG_NOT_VERIFIED.format(name="remat_mlp_grads")
+    bare = {"memory": memory}
+    assert cases.decide(found, {8: {"ok": True, "data": plain.to_plain(bare)}},
+                        {8: want}).status == msg.FAILED
+
+
 def test_an_unverifiable_program_is_an_error_with_its_reason():
     """Is an outcome the verifier could not measure an error naming the reason?"""
     found = cases.for_exercise("distributed_dot")[0]
