@@ -102,6 +102,11 @@ CHECK_OTHER_DEVICES = (
 CHECK_NOT_RUN_ELSEWHERE = (
     "Not checked on {devices} devices, where the grader runs it too: {why}."
 )
+MSG_NOT_STORED = (
+    "the course has no stored expected value of `{test}` on {devices} device(s), so this test "
+    "cannot be checked: not your mistake. The course's maintainers store them with `make "
+    "expected` (or `python -m grader refresh-expected {lesson}` for this lesson alone)"
+)
 MSG_NO_EXPECTED = (
     "no expected values are stored for {devices} device(s); run the first cell of the "
     "notebook (it asks for {default} devices) and restart the kernel if needed"

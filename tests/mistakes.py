@@ -56,6 +56,19 @@ def assert_passes_without_hint(fn: Callable) -> None:
     assert given == set()
 
 
+def hidden_case(case_id: str):
+    """The hidden test ``case_id`` ("exercise:test"); a LookupError naming the exercise's
+    hidden tests if there is none (a name mistyped, or a test renamed since)."""
+    from grader.framework import cases
+
+    found = {c.id: c for c in cases.load(hidden=True)}.get(case_id)
+    if found is None:
+        known = ", ".join(c.id for c in cases.load(hidden=True)
+                          if c.exercise == case_id.split(":")[0])
+        raise LookupError(f"no hidden test {case_id!r}; the exercise's are: {known or 'none'}")
+    return found
+
+
 def hidden_result(case_id: str, fn: Callable, reference: Callable):
     """A hidden case judged in this process, on its devices: ``fn`` measured by the case's
     probe against ``reference``, as the grader would judge them."""
@@ -63,7 +76,7 @@ def hidden_result(case_id: str, fn: Callable, reference: Callable):
 
     from grader.framework import cases
 
-    found = next(c for c in cases.load(hidden=True) if c.id == case_id)
+    found = hidden_case(case_id)
     n = jax.device_count()
     # as the grader measures them: the hints' material made for the reference alone
     return cases.decide(found, {n: cases.measure(found, fn, material=False)},
@@ -130,7 +143,7 @@ def replayed_result(case_id: str, cell: str, reference_cell: str):
     from grader.workers.record import RECORD
     from grader.workers.worker import SEALED, Worker
 
-    found = next(c for c in cases.load(hidden=True) if c.id == case_id)
+    found = hidden_case(case_id)
 
     def measured(source: str) -> dict:
         namespace: dict = {}

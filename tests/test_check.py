@@ -274,10 +274,31 @@ def test_a_kernel_with_the_graders_devices_gets_no_note(correct_results):
 def test_missing_expected_values_are_explained(monkeypatch):
     """Without stored expected values for this device count, is each test an error that
     says so, instead of a crash?"""
-    monkeypatch.setattr(expected, "load", lambda: {})
+    stored = expected.load()
+    monkeypatch.setattr(expected, "DEVICE_COUNTS", (1, 2, 4))
+    monkeypatch.setattr(expected, "load", lambda: {
+        case: {n: want for n, want in by_count.items() if n != "8"}
+        for case, by_count in stored.items()})
     result = check(nan_mean_var)
     assert result.points == 0 and result.tests
-    assert all(t.status == msg.ERROR and "no expected values" in t.message for t in result.tests)
+    assert all(t.status == msg.ERROR and "no expected values are stored for 8" in t.message
+               for t in result.tests)
+
+
+def test_a_value_the_course_forgot_to_store_is_named_with_the_command_that_stores_it(
+        monkeypatch):
+    """A test whose expected value the maintainers did not store (a new test, no `make
+    expected`): does check name that test and the command, and say it is not the student's
+    mistake, rather than ask for another device count the kernel already has?"""
+    stored = expected.load()
+    forgotten = next(c for c in cases.for_exercise("nan_mean_var", hidden=False))
+    monkeypatch.setattr(expected, "load", lambda: {
+        case: by_count for case, by_count in stored.items() if case != forgotten.id})
+    result = check(nan_mean_var)
+    test = next(t for t in result.tests if t.test == forgotten.name)
+    assert test.status == msg.ERROR and test.message == msg.MSG_NOT_STORED.format(
+        test=forgotten.name, devices=8, lesson="03_collectives")
+    assert "make expected" in test.message and "not your mistake" in test.message
 
 
 # --- misuse ---------------------------------------------------------------------------------
