@@ -20,8 +20,17 @@ VALIDATE_RUNNING = "running {what} through all {tests} tests on {devices} device
 VALIDATE_SOLUTIONS = "the reference solutions pass every test: {points:g} points of {points:g}"
 VALIDATE_SOLUTIONS_FAIL = "a reference solution fails a test"
 VALIDATE_STUBS = (
-    "the stubs score {points:g} and every one of the {exercises} is 'not attempted': {verdict}"
+    "the stubs of the {exercises} exercises score {points:g} points (0, each 'not attempted', "
+    "wanted): {verdict}"
 )
+VALIDATE_STORED = (
+    "check()'s stored expected values: each of the {public} public tests on {stored} devices, "
+    "the reference's on {devices}: {verdict}"
+)
+VALIDATE_UNSTORED = ("no stored expected value of {case} on {devices} device(s), which check() "
+                     "needs (run `make expected`)")
+VALIDATE_STALE = ("the stored expected value of {case} on {devices} device(s) is not the "
+                  "reference's ({where}; run `make expected`)")
 VALIDATE_BAD = "{count} problem(s), listed below"
 VALIDATE_PROBLEM = "problem: {problem}"
 VALIDATE_READY = "the course is ready"

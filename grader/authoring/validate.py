@@ -13,8 +13,9 @@ from collections.abc import Callable
 from grader import messages as msg
 from grader.authoring import generate, texts
 from grader.course import EXERCISE_NOTEBOOKS, EXERCISES, SOLUTIONS
-from grader.framework import cases
+from grader.framework import cases, expected
 from grader.grading import grade
+from grader.workers.run import Run
 from grader.workers.sandbox import DEFAULT_LIMITS, Limits
 
 
@@ -54,6 +55,12 @@ def problems(limits: Limits = DEFAULT_LIMITS,
         return [*found, str(exc)]
     points = sum(c.points for c in every)
     step(texts.VALIDATE_SOLUTIONS, points=points)
+    unstored = stored_problems(every, wants)
+    found += unstored
+    step(texts.VALIDATE_STORED, public=sum(not c.hidden for c in every),
+         stored=" and ".join(map(str, expected.DEVICE_COUNTS)),
+         devices=" and ".join(map(str, counts)),
+         verdict=texts.VALIDATE_BAD.format(count=len(unstored)) if unstored else "ok")
     step(texts.VALIDATE_RUNNING, what="the stubs of exercises/", tests=len(every),
          devices=" and ".join(map(str, counts)))
     stubs = grade.grade_entry(EXERCISE_NOTEBOOKS, every, wants, limits, jobs=jobs)
@@ -64,4 +71,23 @@ def problems(limits: Limits = DEFAULT_LIMITS,
     found += scoring
     step(texts.VALIDATE_STUBS, exercises=len(stubs.exercises), points=stubs.total,
          verdict=texts.VALIDATE_BAD.format(count=len(scoring)) if scoring else "ok")
+    return found
+
+
+def stored_problems(every: list[cases.Case], wants: dict[int, Run]) -> list[str]:
+    """What is wrong with the expected values ``check`` reads: a public test with no stored
+    value on a device count the course stores, or one that is not what the reference run
+    (``wants``, by device count) measured, beyond a float's last bits."""
+    stored = expected.load()
+    found = []
+    for c in (c for c in every if not c.hidden):
+        for n in expected.DEVICE_COUNTS:
+            value = stored.get(c.id, {}).get(str(n))
+            if value is None:
+                found.append(texts.VALIDATE_UNSTORED.format(case=c.id, devices=n))
+            elif n in wants and c.id in wants[n].outcomes:
+                where = expected.differences(value.get("data"), wants[n].outcomes[c.id]["data"])
+                if where:
+                    found.append(texts.VALIDATE_STALE.format(case=c.id, devices=n,
+                                                             where=where[0] or "/"))
     return found

@@ -12,14 +12,16 @@ import sysconfig
 import urllib.request
 import zipfile
 
+import numpy as np
 import pytest
 from kernels import make
 from servers import free_port, stop, wait_until_up
 
 from grader import assignments, course
-from grader.authoring import validate
+from grader.authoring import texts, validate
 from grader.authoring.release import ReleaseError, release
-from grader.framework import cases
+from grader.framework import cases, expected, plain
+from grader.workers.run import Run
 
 
 def test_the_bundle_holds_no_solution_and_no_hidden_test(tmp_path):
@@ -109,8 +111,31 @@ def test_the_course_validates():
                         f"{sum(c.hidden for c in every)} hidden): ok")
     points = sum(c.points for c in every)
     assert steps[3] == f"the reference solutions pass every test: {points:g} points of {points:g}"
-    assert steps[5] == (f"the stubs score 0 and every one of the {len(course.EXERCISES)} is "
-                        "'not attempted': ok")
+    assert steps[4] == (f"check()'s stored expected values: each of the "
+                        f"{sum(not c.hidden for c in every)} public tests on 1 and 2 and 4 and 8 "
+                        "devices, the reference's on 8 and 2: ok")
+    assert steps[6] == (f"the stubs of the {len(course.EXERCISES)} exercises score 0 points (0, "
+                        "each 'not attempted', wanted): ok")
+
+
+def test_validate_finds_a_stored_value_missing_or_not_the_references(monkeypatch):
+    """check() reads stored expected values: does validate name a public test left unstored
+    on a device count (a new test without `make expected`), and one whose stored value is
+    not what the reference measured (a solution changed since), each with the command?"""
+    stored = expected.load()
+    public = [c for c in cases.for_exercise("replicated_noise") if not c.hidden]
+    wants = {8: Run(8, {c.id: stored[c.id]["8"] for c in public})}
+    assert validate.stored_problems(public, wants) == []
+    gone, changed = public[0], public[1]
+    table = {**stored, gone.id: {n: v for n, v in stored[gone.id].items() if n != "4"},
+             changed.id: {**stored[changed.id], "8": {
+                 **stored[changed.id]["8"], "data": plain.to_plain({"result": np.zeros(3)})}}}
+    monkeypatch.setattr(expected, "load", lambda: table)
+    found = validate.stored_problems(public, wants)
+    assert found[0] == texts.VALIDATE_UNSTORED.format(case=gone.id, devices=4)
+    assert found[1].startswith(f"the stored expected value of {changed.id} on 8 device(s) is "
+                               "not the reference's (")
+    assert len(found) == 2 and all("make expected" in line for line in found)
 
 
 # --- an assignment's bundle, and what its README and Makefile offer students ----------------
