@@ -286,21 +286,29 @@ def generate(args: argparse.Namespace) -> int:
     """``generate``: exercises/ and the tables made from the course's one list."""
     from grader.authoring import generate, texts
 
-    for name in generate.generate():
+    changed = generate.generate()
+    for name in changed:
         print(texts.WROTE.format(path=name))
+    if not changed:
+        print(texts.UNCHANGED.format(what="exercises/, the notebooks' openings and the tables"))
     return 0
 
 
 def refresh_expected(args: argparse.Namespace) -> int:
     """``refresh-expected [LESSON...]``: the public tests' stored expected values."""
     from grader.authoring import refresh_expected, texts
+    from grader.course import ROOT
 
     try:
         written = refresh_expected.refresh(args.lessons)
     except ValueError as exc:
         return _fail(str(exc))
     for path in written:
-        print(texts.WROTE.format(path=path))
+        print(texts.WROTE.format(path=path.relative_to(ROOT).as_posix()
+                                 if path.is_relative_to(ROOT) else path))
+    if not written:
+        print(texts.UNCHANGED.format(what="the stored expected values of "
+                                     + (", ".join(args.lessons) or "every lesson")))
     return 0
 
 

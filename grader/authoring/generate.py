@@ -79,20 +79,24 @@ def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTEBOOKS) 
     """Write the opening (links and set-up cell) of every lesson, solution and the landing
     notebook, every exercise notebook, the students' page's exercise table and the landing
     notebook's
-    table of lessons; return what was written."""
-    opened = stale_openings()
-    for path in opened:
-        path.write_text(render(with_opening(nbformat.read(path, as_version=4),
-                                            path.relative_to(ROOT).as_posix())))
+    table of lessons; return the paths of those that changed, relative to the repository."""
+    changed = []
+
+    def write(path: Path, text: str) -> None:
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+            changed.append(path.relative_to(ROOT).as_posix()
+                           if path.is_relative_to(ROOT) else str(path))
+
+    for path in stale_openings():
+        write(path, render(with_opening(nbformat.read(path, as_version=4),
+                                        path.relative_to(ROOT).as_posix())))
     exercises.mkdir(exist_ok=True)
-    wanted = expected_exercises(solutions)
-    for name, text in wanted.items():
-        (exercises / name).write_text(text)
-    TABLE_PAGE.write_text(page_with_table(TABLE_PAGE.read_text()))
-    LANDING.write_text(landing_with_table(LANDING.read_text()))
-    return ([p.relative_to(ROOT).as_posix() for p in opened if p != LANDING]
-            + [f"exercises/{name}" for name in sorted(wanted)]
-            + [TABLE_PAGE.relative_to(ROOT).as_posix(), LANDING.name])
+    for name, text in sorted(expected_exercises(solutions).items()):
+        write(exercises / name, text)
+    write(TABLE_PAGE, page_with_table(TABLE_PAGE.read_text()))
+    write(LANDING, landing_with_table(LANDING.read_text()))
+    return changed
 
 
 # --- every notebook's opening: links to Colab and Kaggle, and the set-up cell ----------------

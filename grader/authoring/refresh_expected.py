@@ -52,7 +52,7 @@ def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[
     """Recompute and store the expected values of some lessons (all by default). A float the
     same as the stored one but for its last bits
     (:func:`~grader.framework.expected.differences`) keeps its stored digits, so that a
-    refresh with nothing new leaves the files as they are."""
+    refresh with nothing new leaves the files as they are. Returns the files that changed."""
     FOLDER.mkdir(exist_ok=True)
     written = []
     for lesson in lessons or LESSONS:
@@ -64,6 +64,6 @@ def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[
         text = render(table)
         if not path(lesson).exists() or path(lesson).read_text() != text:
             path(lesson).write_text(text)
-        written.append(path(lesson))
+            written.append(path(lesson))
     load.cache_clear()
     return written

@@ -45,6 +45,7 @@ RELEASE_FOR = " for the assignment {assignment}"
 
 # --- what a command wrote (generate, refresh-expected) ------------------------------------
 WROTE = "wrote {path}"
+UNCHANGED = "{what}: nothing changed"
 
 # --- what the student bundle's README says (grader/authoring/student/README.md) ------------
 STUDENT_COURSE = (

@@ -32,6 +32,18 @@ def test_exercises_are_exactly_what_the_solutions_generate():
     assert generate.stale_exercises() == []
 
 
+def test_generate_writes_and_names_only_what_changed(tmp_path):
+    """Does generate write, and name, only the files whose text changed: every exercise
+    notebook into an empty folder, then one whose text was changed by hand, then nothing?"""
+    first = generate.generate(exercises=tmp_path)
+    names = generate.expected_exercises(course.SOLUTIONS)
+    assert first == sorted(str(tmp_path / name) for name in names)
+    edited = tmp_path / sorted(p.name for p in tmp_path.iterdir())[0]
+    edited.write_text(edited.read_text() + " ")
+    assert generate.generate(exercises=tmp_path) == [str(edited)]
+    assert generate.generate(exercises=tmp_path) == []
+
+
 def test_stubs_replace_the_marked_blocks_only():
     """Does a stub keep the signature, docstring and indentation, and drop the solution?"""
     solved = (
