@@ -104,8 +104,12 @@ def _parser() -> argparse.ArgumentParser:
                              "a new assignment")
 
     verbs.add_parser("generate", help="write exercises/ from solutions/")
-    verbs.add_parser("validate", help="check that solutions score full marks, stubs zero, "
-                     "exercises/ is in sync and every exercise has public and hidden tests")
+    validate = verbs.add_parser(
+        "validate", help="check that solutions score full marks, stubs zero, exercises/ is in "
+        "sync, every exercise has public and hidden tests and check()'s stored values are the "
+        "reference's")
+    validate.add_argument("only", nargs="*", metavar="LESSON_OR_EXERCISE",
+                          help="validate only these lessons or exercises (default: all)")
     release = verbs.add_parser("release", help="write the student bundle (no solutions, no "
                                "hidden tests) to a new or empty folder")
     release.add_argument("destination", type=Path)

@@ -259,10 +259,17 @@ def validate(args: argparse.Namespace) -> int:
     """``validate``: is the course ready to hand out? Each step said as it is done."""
     from grader.authoring import texts, validate
 
-    found = validate.problems(say=lambda line: print(line, flush=True))
+    try:
+        found = validate.problems(say=lambda line: print(line, flush=True), only=args.only)
+    except ValueError as exc:
+        return _fail(str(exc))
     for problem in found:
         print(texts.VALIDATE_PROBLEM.format(problem=problem))
-    print(texts.VALIDATE_READY if not found else texts.VALIDATE_COUNT.format(count=len(found)))
+    if found:
+        print(texts.VALIDATE_COUNT.format(count=len(found)))
+    else:
+        print(texts.VALIDATE_READY_ONLY.format(names=", ".join(args.only)) if args.only
+              else texts.VALIDATE_READY)
     return 1 if found else 0
 
 

@@ -34,6 +34,8 @@ VALIDATE_STALE = ("the stored expected value of {case} on {devices} device(s) is
 VALIDATE_BAD = "{count} problem(s), listed below"
 VALIDATE_PROBLEM = "problem: {problem}"
 VALIDATE_READY = "the course is ready"
+VALIDATE_READY_ONLY = "{names}: ready (the rest of the course was not validated)"
+VALIDATE_UNKNOWN = "not a lesson or an exercise of the course: {names}"
 VALIDATE_COUNT = "{count} problem(s)"
 
 # --- the student bundle (grader/authoring/release.py) -------------------------------------

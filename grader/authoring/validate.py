@@ -8,11 +8,11 @@ it checked as it goes (the two runs take most of a minute).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from grader import messages as msg
 from grader.authoring import generate, texts
-from grader.course import EXERCISE_NOTEBOOKS, EXERCISES, SOLUTIONS
+from grader.course import BY_NAME, EXERCISE_NOTEBOOKS, EXERCISES, LESSONS, SOLUTIONS
 from grader.framework import cases, expected
 from grader.grading import grade
 from grader.workers.run import Run
@@ -20,28 +20,35 @@ from grader.workers.sandbox import DEFAULT_LIMITS, Limits
 
 
 def problems(limits: Limits = DEFAULT_LIMITS,
-             say: Callable[[str], None] = lambda line: None) -> list[str]:
+             say: Callable[[str], None] = lambda line: None,
+             only: Sequence[str] = ()) -> list[str]:
     """Everything wrong with the course; an empty list when it is ready. ``say`` hears a line
-    for each step: what it checked, and how long it took."""
+    for each step: what it checked, and how long it took. ``only``: lessons or exercises, by
+    name, to validate alone (their lessons' notebooks, their tests, their stubs), where the
+    whole course takes minutes."""
     start = time.monotonic()
+    chosen = chosen_exercises(only)
+    lessons = {e.lesson for e in EXERCISES if e.name in chosen}
 
     def step(text: str, **values) -> None:
         say(f"[{time.monotonic() - start:4.0f} s] " + text.format(**values))
 
-    stale = generate.stale_exercises()
+    stale = [name for name in generate.stale_exercises() if name.removesuffix(".ipynb") in lessons
+             or name.removesuffix(".ipynb") not in LESSONS]
     found = [f"exercises/{name} is not what solutions/ generates (run `make exercises`)"
              for name in stale]
-    step(texts.VALIDATE_SYNC, notebooks=len(list(SOLUTIONS.glob("*.ipynb"))),
+    step(texts.VALIDATE_SYNC, notebooks=len([p for p in SOLUTIONS.glob("*.ipynb")
+                                             if p.stem in lessons]),
          verdict=texts.VALIDATE_BAD.format(count=len(stale)) if stale else "ok")
-    every = cases.load()
+    every = [c for c in cases.load() if c.exercise in chosen]
     missing = []
-    for exercise in EXERCISES:
+    for exercise in (e for e in EXERCISES if e.name in chosen):
         kinds = {c.hidden for c in every if c.exercise == exercise.name}
         for hidden, kind in ((False, "public"), (True, "hidden")):
             if hidden not in kinds:
                 missing.append(f"{exercise.name} has no {kind} test")
     found += missing
-    step(texts.VALIDATE_TESTS, exercises=len(EXERCISES),
+    step(texts.VALIDATE_TESTS, exercises=len(chosen),
          public=sum(not c.hidden for c in every), hidden=sum(c.hidden for c in every),
          verdict=texts.VALIDATE_BAD.format(count=len(missing)) if missing else "ok")
     jobs = grade.default_jobs()
@@ -72,6 +79,16 @@ def problems(limits: Limits = DEFAULT_LIMITS,
     step(texts.VALIDATE_STUBS, exercises=len(stubs.exercises), points=stubs.total,
          verdict=texts.VALIDATE_BAD.format(count=len(scoring)) if scoring else "ok")
     return found
+
+
+def chosen_exercises(only: Sequence[str]) -> list[str]:
+    """The exercises ``only`` names, itself or by lesson (every one if it names none); a
+    ValueError naming what is not a lesson or an exercise."""
+    unknown = [name for name in only if name not in LESSONS and name not in BY_NAME]
+    if unknown:
+        raise ValueError(texts.VALIDATE_UNKNOWN.format(names=", ".join(unknown)))
+    return [e.name for e in EXERCISES
+            if not only or e.name in only or e.lesson in only]
 
 
 def stored_problems(every: list[cases.Case], wants: dict[int, Run]) -> list[str]:

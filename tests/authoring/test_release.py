@@ -20,7 +20,9 @@ from servers import free_port, stop, wait_until_up
 from grader import assignments, course
 from grader.authoring import texts, validate
 from grader.authoring.release import ReleaseError, release
+from grader.devices import WORKER_ENV
 from grader.framework import cases, expected, plain
+from grader.grading import grade
 from grader.workers.run import Run
 
 
@@ -110,12 +112,43 @@ def test_the_course_validates():
                         f"hidden tests ({sum(not c.hidden for c in every)} public, "
                         f"{sum(c.hidden for c in every)} hidden): ok")
     points = sum(c.points for c in every)
+    counts = grade.device_counts(every)
     assert steps[3] == f"the reference solutions pass every test: {points:g} points of {points:g}"
     assert steps[4] == (f"check()'s stored expected values: each of the "
                         f"{sum(not c.hidden for c in every)} public tests on 1 and 2 and 4 and 8 "
-                        "devices, the reference's on 8 and 2: ok")
+                        f"devices, the reference's on {' and '.join(map(str, counts))}: ok")
     assert steps[6] == (f"the stubs of the {len(course.EXERCISES)} exercises score 0 points (0, "
                         "each 'not attempted', wanted): ok")
+
+
+def test_validate_takes_lessons_and_exercises_by_name():
+    """Does validate's selection name a lesson's exercises, an exercise alone, both mixed, and
+    refuse a name that is neither, naming it?"""
+    lesson = [e.name for e in course.EXERCISES if e.lesson == "04_prng"]
+    assert validate.chosen_exercises(["04_prng"]) == lesson
+    assert validate.chosen_exercises(["device_keys", "nan_mean_var"]) == ["nan_mean_var",
+                                                                          "device_keys"]
+    assert validate.chosen_exercises([]) == [e.name for e in course.EXERCISES]
+    with pytest.raises(ValueError, match="not a lesson or an exercise of the course: dvice_keys"):
+        validate.chosen_exercises(["dvice_keys", "04_prng"])
+
+
+@pytest.mark.slow
+def test_validating_one_exercise_runs_only_it_and_says_so():
+    """`validate device_keys`, a maintainer's loop for one exercise: does it run only that
+    exercise's tests (its solution's, its stub's), check its stored values, and end by saying
+    that it alone is ready, not the course?"""
+    env = {k: v for k, v in os.environ.items() if k != WORKER_ENV}
+    done = subprocess.run([sys.executable, "-m", "grader", "validate", "device_keys"],
+                          capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    tests = [c for c in cases.load() if c.exercise == "device_keys"]
+    public = sum(not c.hidden for c in tests)
+    assert f"every one of the 1 exercises has public and hidden tests ({public} public" in \
+        done.stdout
+    assert f"through all {len(tests)} tests" in done.stdout
+    assert done.stdout.splitlines()[-1] == ("device_keys: ready (the rest of the course was not "
+                                            "validated)")
 
 
 def test_validate_finds_a_stored_value_missing_or_not_the_references(monkeypatch):
