@@ -15,6 +15,13 @@ from grader.devices import DEFAULT_DEVICES
 #: and the clone of the course repository it lies in.
 PACKAGE = Path(__file__).resolve().parent
 ROOT = PACKAGE.parent
+
+
+def in_repository(path: Path) -> str:
+    """``path`` as a maintainer reads it: relative to the repository where it lies inside."""
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
 #: The reference solutions, and the student notebooks generated from them.
 SOLUTIONS = ROOT / "solutions"
 EXERCISE_NOTEBOOKS = ROOT / "exercises"

@@ -304,15 +304,13 @@ def generate(args: argparse.Namespace) -> int:
 def refresh_expected(args: argparse.Namespace) -> int:
     """``refresh-expected [LESSON...]``: the public tests' stored expected values."""
     from grader.authoring import refresh_expected, texts
-    from grader.course import ROOT
 
     try:
         written = refresh_expected.refresh(args.lessons)
     except ValueError as exc:
         return _fail(str(exc))
     for path in written:
-        print(texts.WROTE.format(path=path.relative_to(ROOT).as_posix()
-                                 if path.is_relative_to(ROOT) else path))
+        print(texts.WROTE.format(path=path))
     if not written:
         print(texts.UNCHANGED.format(what="the stored expected values of "
                                      + (", ".join(args.lessons) or "every lesson")))

@@ -23,6 +23,7 @@ from grader.course import (
     ROOT,
     SOLUTIONS,
     SOURCE_ENV,
+    in_repository,
 )
 
 _BLOCK = re.compile(r"^([ \t]*)# BEGIN SOLUTION\n.*?^[ \t]*# END SOLUTION[ \t]*$", re.S | re.M)
@@ -85,8 +86,7 @@ def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTEBOOKS) 
     def write(path: Path, text: str) -> None:
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
-            changed.append(path.relative_to(ROOT).as_posix()
-                           if path.is_relative_to(ROOT) else str(path))
+            changed.append(in_repository(path))
 
     for path in stale_openings():
         write(path, render(with_opening(nbformat.read(path, as_version=4),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from grader import course
 from grader.authoring import texts
-from grader.course import BY_NAME, LESSONS
+from grader.course import BY_NAME, LESSONS, in_repository
 from grader.framework import cases
 from grader.framework.expected import CHECK_SEED, DEVICE_COUNTS, FOLDER, keep_stored, load, path
 from grader.grading import submission
@@ -48,11 +48,12 @@ def render(table: dict[str, dict[str, dict]]) -> str:
     return json.dumps({"cases": table}, indent=1, sort_keys=True) + "\n"
 
 
-def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[Path]:
+def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[str]:
     """Recompute and store the expected values of some lessons (all by default). A float the
     same as the stored one but for its last bits
     (:func:`~grader.framework.expected.differences`) keeps its stored digits, so that a
-    refresh with nothing new leaves the files as they are. Returns the files that changed."""
+    refresh with nothing new leaves the files as they are. Returns the files that changed, as
+    :func:`~grader.course.in_repository` names them."""
     FOLDER.mkdir(exist_ok=True)
     written = []
     for lesson in lessons or LESSONS:
@@ -64,6 +65,6 @@ def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[
         text = render(table)
         if not path(lesson).exists() or path(lesson).read_text() != text:
             path(lesson).write_text(text)
-            written.append(path(lesson))
+            written.append(in_repository(path(lesson)))
     load.cache_clear()
     return written
