@@ -87,8 +87,9 @@ def _run(exercise: Callable, name: str, public: list[cases.Case],
         except check_elsewhere.CannotRun as why:
             unrun.append(msg.CHECK_NOT_RUN_ELSEWHERE.format(devices=n, why=why))
     try:
-        found = {devices: measure_here(exercise, public,
-                                       {i: w[devices] for i, w in wants.items()}, devices)}
+        with reuse.measuring():
+            found = {devices: measure_here(exercise, public,
+                                           {i: w[devices] for i, w in wants.items()}, devices)}
         results = _decide(public, found, wants)
         if any(r.status != msg.PASSED for r in results):  # the first failure is shown
             return _result(name, public, found, wants, _other_devices(name, devices, [devices]))

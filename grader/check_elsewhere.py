@@ -245,6 +245,7 @@ def serve(devices: int, answers: IO[str]) -> None:
 
 
 def _run(request: dict, devices: int) -> dict:
+    from grader import reuse
     from grader.framework import cases, expected
     from grader.framework.compare import measure_here
 
@@ -257,7 +258,8 @@ def _run(request: dict, devices: int) -> dict:
     except Exception as exc:  # noqa: BLE001 - whatever the copy raises, say it
         return {"problem": f"its copy could not be made there: "
                            f"{type(exc).__name__}: {str(exc)[:300]}"}
-    return {"outcomes": measure_here(fn, public, wants, devices)}
+    with reuse.measuring():  # as check measures in the student's kernel
+        return {"outcomes": measure_here(fn, public, wants, devices)}
 
 
 def main(argv: list[str]) -> None:
