@@ -271,6 +271,31 @@ def type_bytes(type_text: str) -> int:
                for dtype, shape in arrays(type_text))
 
 
+def largest_array(text: str) -> int:
+    """The most elements of any array an instruction of compiled HLO takes or makes, in any
+    computation (a tuple's arrays one by one): how much of a whole array one device holds at
+    once, at the most."""
+    return max((math.prod(shape) for instruction in parse(text).instructions
+                for _, shape in arrays(instruction.type)), default=0)
+
+
+#: Words in a custom call's target that name a library's matrix product (cuBLAS' ``gemm``,
+#: oneDNN's ``matmul``): a backend may call one where the CPU prints ``dot``.
+_MATMUL_TARGETS = ("gemm", "matmul")
+
+
+def matmuls(text: str) -> int:
+    """How many matrix products compiled HLO computes: its ``dot`` instructions (in fused
+    computations too) and its custom calls of a library's matrix product."""
+    return sum(_is_matmul(instruction) for instruction in parse(text).instructions)
+
+
+def _is_matmul(instruction: Instruction) -> bool:
+    target = instruction.attributes.get("custom_call_target", "").lower()
+    return instruction.opcode == "dot" or (
+        instruction.opcode == "custom-call" and any(w in target for w in _MATMUL_TARGETS))
+
+
 # --- collectives ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Collective:
@@ -442,6 +467,39 @@ def received(text: str) -> tuple[dict[str, int], set[str]]:
 
     return walk(module.entry) if module.entry else ({}, set())
 
+
+
+def waiting_for_transfers(text: str) -> list[list[str]]:
+    """For each loop (``while``) of a compiled HLO module, in program order, the matrix
+    products of its body (:func:`matmuls`' kinds, and fusions and calls of computations that
+    hold one) that read, directly or through other instructions of the body, what an operation
+    of :data:`MOVING` delivers in the same turn: work that cannot start before that turn's
+    transfer ends. ``[]`` for a body whose products read only what the turn began with, so
+    that a backend may overlap its transfers with them."""
+    module = parse(text)
+
+    @functools.cache
+    def holds_a_product(name: str, depth: int = 0) -> bool:
+        return depth <= 64 and any(
+            _is_matmul(i) or any(holds_a_product(i.attributes[role].lstrip("%"), depth + 1)
+                                 for role in ("calls", "to_apply") if role in i.attributes)
+            for i in module.computations.get(name, []))
+
+    waiting = []
+    for loop in (i for i in module.instructions if i.opcode == "while"):
+        delivered: set[str] = set()  # instructions of the body that read a transfer of the turn
+        products = []
+        for instruction in module.computations.get(loop.attributes.get("body", "").lstrip("%"),
+                                                   []):
+            moving = instruction.opcode.removesuffix("-start").removesuffix("-done") in MOVING
+            if moving or any(name in delivered for _, name in instruction.operands):
+                delivered.add(instruction.name)
+                if not moving and (_is_matmul(instruction) or any(
+                        holds_a_product(instruction.attributes[role].lstrip("%"))
+                        for role in ("calls", "to_apply") if role in instruction.attributes)):
+                    products.append(instruction.name)
+        waiting.append(products)
+    return waiting
 
 
 def turns(text: str) -> dict[str, int]:
@@ -878,6 +936,28 @@ def without(module: str, kind: str) -> str:
         use = re.compile(rf"(?<![\w$.-]){re.escape(name)}(?![\w$.#-])")
         lines[after:stop] = [use.sub(instead, line) for line in lines[after:stop]]
     return "\n".join(lines)
+
+
+#: Operations of a StableHLO module that declare it rather than compute: its functions, their
+#: returns, its meshes and the layouts asked of values.
+_DECLARING = ("func.func", "func.return", "return", "sdy.mesh", "builtin.module", "module",
+              "sdy.sharding_constraint")
+
+
+def operations(text: str) -> list[tuple[str, str]]:
+    """The operations a StableHLO module computes, in order: each one's name
+    (``stablehlo.dot_general``) and the types it maps as printed on its line (``(tensor<32x16xf32>,
+    tensor<16x24xf32>) -> tensor<32x24xf32>``; "" where its line prints none). Annotations
+    (shardings, locations) are not part of either: two programs that differ only in where their
+    arrays are placed have the same operations."""
+    found = []
+    for line in text.splitlines():
+        match = _OPERATION.match(line)
+        name = (match.group("quoted") or match.group("plain")) if match else ""
+        if name and name not in _DECLARING:
+            types = _SIGNATURE.search(_STRING.sub('""', line))
+            found.append((name, f"({types.group(1)}) -> {types.group(2)}" if types else ""))
+    return found
 
 
 def custom_calls(text: str) -> list[str | None]:

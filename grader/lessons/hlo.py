@@ -17,14 +17,20 @@ from grader.framework.hlo import (
     collectives_in_hlo,
     compiled_text,
     kept_on_one_device,
+    largest_array,
+    matmuls,
     mesh_axes,
+    operations,
     parse,
     parse_replica_groups,
     sent_per_axis,
+    traced,
     turns,
+    waiting_for_transfers,
 )
 
 __all__ = ["COLLECTIVES", "ITEMSIZE", "TRAFFIC_MODEL", "Collective", "bytes_sent",
            "collective_names", "collectives", "collectives_in_hlo", "compiled_text",
-           "kept_on_one_device", "mesh_axes", "parse",
-           "parse_replica_groups", "sent_per_axis", "turns"]
+           "kept_on_one_device", "largest_array", "matmuls", "mesh_axes", "operations", "parse",
+           "parse_replica_groups", "sent_per_axis", "traced", "turns",
+           "waiting_for_transfers"]

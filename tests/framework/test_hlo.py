@@ -12,11 +12,15 @@ from grader.framework.hlo import (
     collectives_in_hlo,
     count_collectives,
     kept_on_one_device,
+    largest_array,
+    matmuls,
     mesh_axes,
+    operations,
     parse_replica_groups,
     received,
     sent_per_axis,
     turns,
+    waiting_for_transfers,
 )
 from grader.lessons.inspector import TRAFFIC_NOTE
 
@@ -322,3 +326,78 @@ def test_a_compiled_step_is_split_by_the_mesh_axes_it_communicates_over():
     text = jax.jit(f).lower(x, w).compile().as_text()
     sent = sent_per_axis(text, dict(mesh.shape), [d.id for d in mesh.devices.flat])
     assert ("model",) in sent and sent.keys() <= {("data",), ("model",), ("data", "model")}
+
+
+# A ring's turn twice over: a loop whose product reads the block the turn received (through a
+# fusion that holds the dot), and one whose product reads the block it began with while that
+# block is sent on, as an async pair; and a cuBLAS product, which prints no dot.
+RING_TURNS = """
+HloModule m, num_partitions=4
+%product (a: f32[8,4], b: f32[8,4]) -> f32[8,8] {
+  %a = f32[8,4]{1,0} parameter(0)
+  %b = f32[8,4]{1,0} parameter(1)
+  ROOT %dot.1 = f32[8,8]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={1}
+}
+%waits (p: (f32[8,4], f32[8,8])) -> (f32[8,4], f32[8,8]) {
+  %p = (f32[8,4]{1,0}, f32[8,8]{1,0}) parameter(0)
+  %k = f32[8,4]{1,0} get-tuple-element(%p), index=0
+  %received = f32[8,4]{1,0} collective-permute(%k), channel_id=1, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  %moved = f32[8,4]{1,0} copy(%received)
+  %scores = f32[8,8]{1,0} fusion(%k, %moved), kind=kCustom, calls=%product
+  ROOT %t = (f32[8,4]{1,0}, f32[8,8]{1,0}) tuple(%received, %scores)
+}
+%overlaps (p: (f32[8,4], f32[8,8])) -> (f32[8,4], f32[8,8]) {
+  %p = (f32[8,4]{1,0}, f32[8,8]{1,0}) parameter(0)
+  %k = f32[8,4]{1,0} get-tuple-element(%p), index=0
+  %send = (f32[8,4]{1,0}, f32[8,4]{1,0}) collective-permute-start(%k), channel_id=2, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  %scores = f32[8,8]{1,0} custom-call(%k, %k), custom_call_target="__cublas$gemm"
+  %received = f32[8,4]{1,0} collective-permute-done(%send)
+  ROOT %t = (f32[8,4]{1,0}, f32[8,8]{1,0}) tuple(%received, %scores)
+}
+%cond (q: (f32[8,4], f32[8,8])) -> pred[] {
+  %q = (f32[8,4]{1,0}, f32[8,8]{1,0}) parameter(0)
+  ROOT %c = pred[] constant(true)
+}
+ENTRY %main (k: f32[8,4], s: f32[8,8]) -> (f32[8,4], f32[8,8]) {
+  %k = f32[8,4]{1,0} parameter(0)
+  %s = f32[8,8]{1,0} parameter(1)
+  %start = (f32[8,4]{1,0}, f32[8,8]{1,0}) tuple(%k, %s)
+  %first = (f32[8,4]{1,0}, f32[8,8]{1,0}) while(%start), condition=%cond, body=%waits
+  ROOT %second = (f32[8,4]{1,0}, f32[8,8]{1,0}) while(%first), condition=%cond, body=%overlaps
+}
+"""  # noqa: E501 (HLO lines as XLA prints them)
+
+
+def test_a_product_that_reads_its_turns_transfer_waits_for_it():
+    """Is the product reading the block received in its own turn (through a copy, inside a
+    fusion) found waiting, and the one reading the block the turn began with, beside an async
+    send, not?"""
+    assert waiting_for_transfers(RING_TURNS) == [["scores"], []]
+    assert waiting_for_transfers(LOOPED) == [[]]  # a loop with a transfer and no product
+
+
+def test_matrix_products_are_counted_as_a_dot_or_a_librarys_call():
+    """Are the dot inside a fused computation and cuBLAS' custom call both products, and
+    nothing else? And is the largest array the (8, 8) scores?"""
+    assert matmuls(RING_TURNS) == 2
+    assert matmuls(LOOPED) == 0
+    assert largest_array(RING_TURNS) == 64
+    assert largest_array(LOOPED) == 8
+
+
+def test_a_lowered_programs_operations_leave_its_annotations_out():
+    """Do two lowerings of one product, over arrays placed differently, have the same
+    operations (names and whole-array types), and does a program with another shape not?"""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    mesh = jax.make_mesh((2,), ("data",), devices=jax.devices()[:2])
+    a, b = jnp.ones((4, 6)), jnp.ones((6, 2))
+    lowered = {spec: jax.jit(jnp.dot).lower(jax.device_put(a, NamedSharding(mesh, spec)), b)
+               .as_text() for spec in (PartitionSpec("data"), PartitionSpec(None, "data"))}
+    first, second = (operations(text) for text in lowered.values())
+    assert first == second == [("stablehlo.dot_general",
+                                "(tensor<4x6xf32>, tensor<6x2xf32>) -> tensor<4x2xf32>")]
+    assert operations(jax.jit(jnp.dot).lower(a[:2], b).as_text())[0][1].startswith(
+        "(tensor<2x6xf32>")
