@@ -293,7 +293,11 @@ def generate(args: argparse.Namespace) -> int:
     """``generate``: exercises/ and the tables made from the course's one list."""
     from grader.authoring import generate, texts
 
-    changed = generate.generate()
+    try:
+        changed = generate.generate()
+    except generate.SolutionLeak as exc:
+        print(exc, file=sys.stderr)
+        return 1
     for name in changed:
         print(texts.WROTE.format(path=name))
     if not changed:

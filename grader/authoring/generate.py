@@ -7,7 +7,9 @@ and no outputs.
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,6 +36,10 @@ class MarkerError(ValueError):
     """Solution markers that do not pair up."""
 
 
+class SolutionLeak(ValueError):
+    """A student copy that would hand out part of a solution (:func:`leaks`)."""
+
+
 def strip_solutions(source: str) -> str:
     """Replace every marked solution block by a stub at the same indentation."""
     stubbed = _BLOCK.sub(lambda m: f"{m.group(1)}{STUB}", source)
@@ -53,6 +59,51 @@ def student_copy(solved: nbformat.NotebookNode, name: str = "") -> nbformat.Note
             cell.outputs = []
             cell.execution_count = None
     return copy
+
+
+def _code(source: str) -> ast.Module | None:
+    """A code cell's source as Python (IPython's magics and shell escapes blanked), or None
+    where it is not Python."""
+    try:
+        return ast.parse("\n".join("" if line.lstrip().startswith(("%", "!")) else line
+                                   for line in source.splitlines()))
+    except SyntaxError:
+        return None
+
+
+def leaks(solved: nbformat.NotebookNode, name: str) -> list[str]:
+    """What of a solution the student copy of ``solved`` (the notebook ``name``) would hand
+    out: each function or class it defines outside the markers that a marked solution calls,
+    that no code of the student copy calls, and that no Markdown cell names as given to the
+    students (in backquotes). Moved out of a solution into a helper above it, an answer would
+    otherwise ship in full while its marked body shrinks to a call."""
+    cells = [cell.source for cell in solved.cells if cell.cell_type == "code"]
+    prose = " ".join(cell.source for cell in solved.cells if cell.cell_type == "markdown")
+    copies = [_code(strip_solutions(source)) for source in cells]
+    defined = {node.name: node for tree in copies if tree for node in tree.body
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    called = set()  # the names the student copy uses (a definition's use of itself aside)
+    for tree in filter(None, copies):
+        for top in tree.body:
+            own = getattr(top, "name", None)
+            called |= {node.id for node in ast.walk(top) if isinstance(node, ast.Name)
+                       and isinstance(node.ctx, ast.Load) and node.id != own}
+    found = []
+    for source in cells:
+        solved_tree = _code(source)
+        for block in _BLOCK.finditer(source):
+            body = _code(textwrap.dedent(block.group(0)))
+            line = source.count("\n", 0, block.start()) + 1
+            owner = next((node.name for node in (solved_tree.body if solved_tree else [])
+                          if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                          and node.lineno <= line <= (node.end_lineno or line)), "a solution")
+            for used in sorted({node.id for node in ast.walk(body) if isinstance(node, ast.Name)}
+                               if body else ()):
+                if used in defined and used != owner and used not in called \
+                        and f"`{used}" not in prose:
+                    found.append(texts.SOLUTION_LEAKS.format(notebook=name, helper=used,
+                                                             exercise=owner))
+    return list(dict.fromkeys(found))
 
 
 def render(notebook: nbformat.NotebookNode) -> str:
@@ -79,8 +130,13 @@ def stale_exercises(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTE
 def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTEBOOKS) -> list[str]:
     """Write the opening (links and set-up cell) of every lesson, solution and the landing
     notebook, every exercise notebook, the students' page's exercise table and the landing
-    notebook's
-    table of lessons; return the paths of those that changed, relative to the repository."""
+    notebook's table of lessons; return the paths of those that changed, relative to the
+    repository. A solution that its student copy would hand out (:func:`leaks`) stops it
+    before anything is written: :class:`SolutionLeak` names each."""
+    leaked = [leak for path in sorted(solutions.glob("*.ipynb"))
+              for leak in leaks(nbformat.read(path, as_version=4), path.name)]
+    if leaked:
+        raise SolutionLeak("\n".join(leaked))
     changed = []
 
     def write(path: Path, text: str) -> None:

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 # --- exercise notebooks made from the solved ones (grader/authoring/generate.py) -----------
 MARKER_UNPAIRED = "a # BEGIN SOLUTION / # END SOLUTION marker has no partner"
+SOLUTION_LEAKS = (
+    "solutions/{notebook}: `{helper}`, defined outside the solution markers, is called by the "
+    "solution of `{exercise}` and by nothing else in the student copy, which would hand it out: "
+    "move it between # BEGIN SOLUTION and # END SOLUTION, or, if students are meant to use it, "
+    "name it in the exercise's text"
+)
 
 # --- the public tests' expected values (grader/authoring/refresh_expected.py) --------------
 REFERENCE_FAILS = "the reference fails {case} on {devices} devices: {outcome}"
 UNKNOWN_LESSON = "unknown lesson {lesson!r}; lessons: {lessons}"
 
 # --- is the course ready? (grader/authoring/validate.py) ----------------------------------
-VALIDATE_SYNC = "exercises/ is what solutions/ generates ({notebooks} notebooks): {verdict}"
+VALIDATE_SYNC = ("exercises/ is what solutions/ generates, and hands out no solution "
+                 "({notebooks} notebooks): {verdict}")
 VALIDATE_TESTS = (
     "every one of the {exercises} exercises has public and hidden tests ({public} public, "
     "{hidden} hidden): {verdict}"

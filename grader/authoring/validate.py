@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 
+import nbformat
+
 from grader import messages as msg
 from grader.authoring import generate, texts
 from grader.course import BY_NAME, EXERCISE_NOTEBOOKS, EXERCISES, LESSONS, SOLUTIONS
@@ -37,9 +39,11 @@ def problems(limits: Limits = DEFAULT_LIMITS,
              or name.removesuffix(".ipynb") not in LESSONS]
     found = [f"exercises/{name} is not what solutions/ generates (run `make exercises`)"
              for name in stale]
+    found += [leak for path in sorted(SOLUTIONS.glob("*.ipynb")) if path.stem in lessons
+              for leak in generate.leaks(nbformat.read(path, as_version=4), path.name)]
     step(texts.VALIDATE_SYNC, notebooks=len([p for p in SOLUTIONS.glob("*.ipynb")
                                              if p.stem in lessons]),
-         verdict=texts.VALIDATE_BAD.format(count=len(stale)) if stale else "ok")
+         verdict=texts.VALIDATE_BAD.format(count=len(found)) if found else "ok")
     every = [c for c in cases.load() if c.exercise in chosen]
     missing = []
     for exercise in (e for e in EXERCISES if e.name in chosen):

@@ -3,7 +3,9 @@ exercise and solution notebook running top to bottom."""
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from pathlib import Path
 
 import nbclient
@@ -57,6 +59,62 @@ def test_an_unpaired_marker_is_an_error():
     """Is a BEGIN SOLUTION without its END refused instead of leaking the solution?"""
     with pytest.raises(generate.MarkerError):
         generate.strip_solutions("def f():\n    # BEGIN SOLUTION\n    return 1\n")
+
+
+def with_the_answer_in_a_helper(source: str) -> str:
+    """A solution cell refactored as an author might: the marked body moved into a helper
+    above the function, outside the markers, and the marked body a call of it."""
+    block = re.search(r"^([ \t]*)# BEGIN SOLUTION\n(.*?)^[ \t]*# END SOLUTION[ \t]*$",
+                      source, re.S | re.M)
+    function = next(node for node in ast.parse(source).body
+                    if isinstance(node, ast.FunctionDef)
+                    and node.lineno <= source.count("\n", 0, block.start()) + 1 <= node.end_lineno)
+    parameters = [a.arg for a in function.args.args]
+    helper = (f"def _answer({', '.join(parameters)}):\n"
+              + textwrap.indent(textwrap.dedent(block.group(2)), "    ") + "\n\n")
+    marked = (f"{block.group(1)}# BEGIN SOLUTION\n{block.group(1)}return _answer("
+              f"{', '.join(parameters)})\n{block.group(1)}# END SOLUTION")
+    return helper + source[:block.start()] + marked + source[block.end():]
+
+
+def leaky_copy_of(lesson: str, given_in: str = "") -> nbformat.NotebookNode:
+    """A lesson's solved notebook whose first solution sits in a helper outside the markers;
+    ``given_in``, if any, is Markdown added to the notebook."""
+    solved = nbformat.read(course.SOLUTIONS / f"{lesson}.ipynb", as_version=4)
+    cell = next(c for c in solved.cells if c.cell_type == "code" and "# BEGIN SOLUTION" in c.source)
+    cell.source = with_the_answer_in_a_helper(cell.source)
+    if given_in:
+        solved.cells.append(nbformat.v4.new_markdown_cell(given_in))
+    return solved
+
+
+def test_a_solution_moved_into_a_helper_outside_the_markers_is_refused(tmp_path):
+    """Is the answer in a helper above its function, which the student copy would ship in
+    full, named (helper, exercise and the fix), and does generate stop before writing?"""
+    leaky = leaky_copy_of("04_prng")
+    first = generate.strip_solutions(next(c.source for c in leaky.cells if c.cell_type == "code"
+                                          and "_answer" in c.source))
+    assert "def _answer(" in first  # what a student would receive
+    [found] = generate.leaks(leaky, "04_prng.ipynb")
+    assert "solutions/04_prng.ipynb: `_answer`" in found and "the solution of `" in found
+    assert "move it between # BEGIN SOLUTION and # END SOLUTION" in found
+    solutions, exercises = tmp_path / "solutions", tmp_path / "exercises"
+    solutions.mkdir()
+    nbformat.write(leaky, solutions / "04_prng.ipynb")
+    with pytest.raises(generate.SolutionLeak, match="_answer"):
+        generate.generate(solutions=solutions, exercises=exercises)
+    assert not exercises.exists()
+
+
+def test_a_helper_given_to_students_or_used_by_the_notebook_is_not_a_leak():
+    """Is a helper that the exercise's text names, or that the notebook's own code calls,
+    left alone, as the course's own solutions need?"""
+    assert generate.leaks(leaky_copy_of("04_prng", "Use `_answer` as given."), "n") == []
+    calls_it = leaky_copy_of("04_prng")
+    calls_it.cells.append(nbformat.v4.new_code_cell("print(_answer)"))
+    assert generate.leaks(calls_it, "n") == []
+    for path in SOLVED:
+        assert generate.leaks(nbformat.read(path, as_version=4), path.name) == []
 
 
 def test_no_solution_reaches_the_exercise_notebooks():

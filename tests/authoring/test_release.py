@@ -12,10 +12,12 @@ import sysconfig
 import urllib.request
 import zipfile
 
+import nbformat
 import numpy as np
 import pytest
 from kernels import make
 from servers import free_port, stop, wait_until_up
+from test_generate import leaky_copy_of
 
 from grader import assignments, course
 from grader.authoring import texts, validate
@@ -106,8 +108,8 @@ def test_the_course_validates():
     assert validate.problems(say=said.append) == []
     steps = [line.split("] ", 1)[1] for line in said]
     every = cases.load()
-    assert steps[0] == (f"exercises/ is what solutions/ generates ({len(course.LESSONS)} "
-                        "notebooks): ok")
+    assert steps[0] == ("exercises/ is what solutions/ generates, and hands out no solution "
+                        f"({len(course.LESSONS)} notebooks): ok")
     assert steps[1] == (f"every one of the {len(course.EXERCISES)} exercises has public and "
                         f"hidden tests ({sum(not c.hidden for c in every)} public, "
                         f"{sum(c.hidden for c in every)} hidden): ok")
@@ -169,6 +171,25 @@ def test_validate_finds_a_stored_value_missing_or_not_the_references(monkeypatch
     assert found[1].startswith(f"the stored expected value of {changed.id} on 8 device(s) is "
                                "not the reference's (")
     assert len(found) == 2 and all("make expected" in line for line in found)
+
+
+def test_validate_names_a_solution_its_student_copy_would_hand_out(monkeypatch, tmp_path):
+    """The answer moved into a helper outside the markers: does validate's first step count
+    it as a problem and name the helper, the exercise and the fix? (The solutions' run, which
+    follows, is stopped here.)"""
+    nbformat.write(leaky_copy_of("04_prng"), tmp_path / "04_prng.ipynb")
+    monkeypatch.setattr(validate, "SOLUTIONS", tmp_path)
+
+    def stopped(*args, **kwargs):
+        raise grade.GradingError("stopped here")
+
+    monkeypatch.setattr(grade, "reference", stopped)
+    said: list[str] = []
+    found = validate.problems(say=said.append, only=["04_prng"])
+    assert found[-1] == "stopped here"
+    [leak] = found[:-1]
+    assert leak.startswith("solutions/04_prng.ipynb: `_answer`, defined outside the solution ")
+    assert said[0].endswith("(1 notebooks): 1 problem(s), listed below")
 
 
 # --- an assignment's bundle, and what its README and Makefile offer students ----------------
