@@ -7,7 +7,7 @@ include setup.mk
 
 SANITIZE := tests/nbval_sanitize.cfg
 
-.PHONY: test grade exercises lessons expected lock bench bench-nbgrader container clean
+.PHONY: test grade exercises exercise lessons expected lock bench bench-nbgrader container clean
 
 ## The whole test suite: grader unit tests, solutions vs hidden tests, stubs score zero,
 ## exercises/ in sync, every notebook executed, and nbval over the lessons. TEST_JOBS tests at
@@ -37,6 +37,16 @@ lessons: $(INSTALLED)
 ## Recompute the public tests' expected values from solutions/.
 expected: $(INSTALLED)
 	$(BIN)/python -m grader refresh-expected
+
+## One exercise, after adding or changing it: `make exercise NAME=device_keys` writes the
+## student copies, stores its public tests' expected values, validates it alone (its solution,
+## its stub, its tests, its stored values) and runs its hint and mistake tests.
+exercise: $(INSTALLED)
+	@[ -n "$(NAME)" ] || { echo "make exercise needs NAME=, an exercise of grader/course.py" >&2; exit 2; }
+	$(BIN)/python -m grader generate
+	$(BIN)/python -m grader refresh-expected $(NAME)
+	$(BIN)/python -m grader validate $(NAME)
+	$(BIN)/python -m pytest -p no:cacheprovider -q tests/hints -k "$(NAME)"
 
 ## After changing the dependencies in pyproject.toml: lock them again, for every supported
 ## Python, and export the lock for the conda route (requirements.txt).

@@ -121,7 +121,8 @@ def _parser() -> argparse.ArgumentParser:
     refresh = verbs.add_parser(
         "refresh-expected", help="recompute the public tests' expected values from solutions/"
     )
-    refresh.add_argument("lessons", nargs="*", help="lessons to refresh (default: all)")
+    refresh.add_argument("lessons", nargs="*", metavar="LESSON_OR_EXERCISE",
+                         help="lessons or exercises to refresh (default: every lesson)")
     return parser
 
 

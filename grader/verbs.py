@@ -310,7 +310,7 @@ def refresh_expected(args: argparse.Namespace) -> int:
     from grader.authoring import refresh_expected, texts
 
     try:
-        written = refresh_expected.refresh(args.lessons)
+        written = refresh_expected.refresh(args.lessons, say=lambda line: print(line, flush=True))
     except ValueError as exc:
         return _fail(str(exc))
     for path in written:

@@ -1,11 +1,12 @@
-"""``python -m grader refresh-expected [LESSON ...]``: the public tests' expected values,
-recomputed from the reference solutions in grader workers and stored for ``check``
-(:mod:`grader.framework.expected` reads them)."""
+"""``python -m grader refresh-expected [LESSON_OR_EXERCISE ...]``: the public tests' expected
+values, recomputed from the reference solutions in grader workers and stored for ``check``
+(:mod:`grader.framework.expected` reads them). Given exercises, only their tests are run and
+their lesson's other stored values are kept."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from grader import course
@@ -20,16 +21,21 @@ from grader.workers.verification import records
 
 
 def compute(solutions: Path, lesson: str, limits: Limits = DEFAULT_LIMITS,
-            hidden: bool = False, device_counts: Sequence[int] = DEVICE_COUNTS) -> dict:
-    """Run the public cases of one lesson (and the hidden ones, if asked: for the side-by-side
-    benchmark's nbgrader test cells) on the reference solutions, for every device count
-    stored (or those given)."""
+            hidden: bool = False, device_counts: Sequence[int] = DEVICE_COUNTS,
+            exercises: Sequence[str] | None = None,
+            say: Callable[[str], None] = lambda line: None) -> dict:
+    """Run the public cases of one lesson (only those of ``exercises``, if given; and the
+    hidden ones, if asked: for the side-by-side benchmark's nbgrader test cells) on the
+    reference solutions, for every device count stored (or those given). ``say`` hears a line
+    as each device count starts."""
     from grader.grading.grade import GradingError
 
-    chosen = [c for c in cases.load(hidden) if BY_NAME[c.exercise].lesson == lesson]
+    chosen = [c for c in cases.load(hidden) if BY_NAME[c.exercise].lesson == lesson
+              and (exercises is None or c.exercise in exercises)]
     sources = submission.load(solutions).sources
     table: dict[str, dict[str, dict]] = {c.id: {} for c in chosen}
     for devices in device_counts:
+        say(texts.REFRESH_RUNNING.format(lesson=lesson, tests=len(chosen), devices=devices))
         measured = run(sources, chosen, devices, limits)
         for case_id, outcome in measured.outcomes.items():
             if not outcome.get("ok"):
@@ -48,20 +54,39 @@ def render(table: dict[str, dict[str, dict]]) -> str:
     return json.dumps({"cases": table}, indent=1, sort_keys=True) + "\n"
 
 
-def refresh(lessons: Sequence[str] = (), solutions: Path | None = None) -> list[str]:
-    """Recompute and store the expected values of some lessons (all by default). A float the
-    same as the stored one but for its last bits
-    (:func:`~grader.framework.expected.differences`) keeps its stored digits, so that a
-    refresh with nothing new leaves the files as they are. Returns the files that changed, as
-    :func:`~grader.course.in_repository` names them."""
+def chosen(names: Sequence[str]) -> dict[str, list[str] | None]:
+    """The lessons that ``names`` (lessons or exercises; none: every lesson) touch, each with
+    the exercises to refresh there (None: all of them). ValueError names any unknown name."""
+    unknown = [name for name in names if name not in LESSONS and name not in BY_NAME]
+    if unknown:
+        raise ValueError(texts.UNKNOWN_LESSON.format(lesson=", ".join(unknown),
+                                                     lessons=", ".join(LESSONS)))
+    lessons: dict[str, list[str] | None] = {}
+    for name in names or LESSONS:
+        if name in LESSONS:
+            lessons[name] = None
+        elif lessons.get(BY_NAME[name].lesson, []) is not None:
+            lessons.setdefault(BY_NAME[name].lesson, []).append(name)
+    return lessons
+
+
+def refresh(names: Sequence[str] = (), solutions: Path | None = None,
+            say: Callable[[str], None] = lambda line: None) -> list[str]:
+    """Recompute and store the expected values of some lessons or exercises (every lesson by
+    default); an exercise's lesson keeps its other stored values. A float the same as the
+    stored one but for its last bits (:func:`~grader.framework.expected.differences`) keeps
+    its stored digits, so that a refresh with nothing new leaves the files as they are.
+    Returns the files that changed, as :func:`~grader.course.in_repository` names them."""
     FOLDER.mkdir(exist_ok=True)
     written = []
-    for lesson in lessons or LESSONS:
-        if lesson not in LESSONS:
-            raise ValueError(texts.UNKNOWN_LESSON.format(lesson=lesson, lessons=", ".join(LESSONS)))
-        table = compute(solutions or course.SOLUTIONS, lesson)
+    for lesson, exercises in chosen(names).items():
+        table = compute(solutions or course.SOLUTIONS, lesson, exercises=exercises, say=say)
         if path(lesson).exists():
-            table = keep_stored(json.loads(path(lesson).read_text())["cases"], table)
+            stored = json.loads(path(lesson).read_text())["cases"]
+            if exercises is not None:  # the lesson's other exercises keep what is stored
+                table = {**{case: value for case, value in stored.items()
+                            if case.split(":", 1)[0] not in exercises}, **table}
+            table = keep_stored(stored, table)
         text = render(table)
         if not path(lesson).exists() or path(lesson).read_text() != text:
             path(lesson).write_text(text)

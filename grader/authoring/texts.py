@@ -14,7 +14,9 @@ SOLUTION_LEAKS = (
 
 # --- the public tests' expected values (grader/authoring/refresh_expected.py) --------------
 REFERENCE_FAILS = "the reference fails {case} on {devices} devices: {outcome}"
-UNKNOWN_LESSON = "unknown lesson {lesson!r}; lessons: {lessons}"
+UNKNOWN_LESSON = ("not a lesson or an exercise of the course: {lesson}; lessons: {lessons} "
+                  "(exercises: grader/course.py)")
+REFRESH_RUNNING = "{lesson}: running its {tests} public tests' references on {devices} device(s)"
 
 # --- is the course ready? (grader/authoring/validate.py) ----------------------------------
 VALIDATE_SYNC = ("exercises/ is what solutions/ generates, and hands out no solution "

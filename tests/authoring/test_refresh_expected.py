@@ -73,15 +73,45 @@ def test_a_refresh_with_nothing_new_leaves_the_file_byte_identical(tmp_path, mon
     file.write_text(refresh_expected.render(stored))
     before = file.read_bytes()
 
-    monkeypatch.setattr(refresh_expected, "compute", lambda solutions, lesson: fresh)
+    monkeypatch.setattr(refresh_expected, "compute", lambda solutions, lesson, **how: fresh)
     assert same(stored, fresh) == []  # the noise is within the test's tolerance
     refresh_expected.refresh([lesson])
     assert file.read_bytes() == before
 
     changed = {"case": {"1": {"ok": True, "value": {**value, "array": [[0.13, 2.0], [3.0, -4.5]]}},
                         "2": {"ok": True, "value": noisy, "extra": 1}}}
-    monkeypatch.setattr(refresh_expected, "compute", lambda solutions, lesson: changed)
+    monkeypatch.setattr(refresh_expected, "compute", lambda solutions, lesson, **how: changed)
     refresh_expected.refresh([lesson])
     written = json.loads(file.read_text())["cases"]["case"]
     assert written["1"]["value"]["array"][0][0] == 0.13
     assert written["2"] == {"ok": True, "value": value, "extra": 1}  # the float kept, 'extra' new
+
+
+def test_an_exercise_is_refreshed_alone_and_its_lesson_keeps_the_rest(tmp_path, monkeypatch):
+    """`refresh-expected device_keys` (make exercise's step): does it run only that exercise's
+    tests, keep every other stored value of its lesson, drop a test of it that is gone, and
+    refuse a name that is neither a lesson nor an exercise, naming it?"""
+    assert refresh_expected.chosen(["device_keys"]) == {"04_prng": ["device_keys"]}
+    assert refresh_expected.chosen(["device_keys", "04_prng"]) == {"04_prng": None}
+    assert refresh_expected.chosen(["04_prng", "device_keys"]) == {"04_prng": None}
+    assert list(refresh_expected.chosen([])) == list(LESSONS)
+    with pytest.raises(ValueError, match="not a lesson or an exercise of the course: dvice_keys"):
+        refresh_expected.chosen(["dvice_keys"])
+    value = {"ok": True, "value": {"str": "kept"}}
+    stored = {"device_keys:old": {"8": value}, "device_keys:same": {"8": value},
+              "replicated_noise:values": {"8": value}}
+    monkeypatch.setattr(refresh_expected, "FOLDER", tmp_path)
+    monkeypatch.setattr(refresh_expected, "path", lambda lesson: tmp_path / f"{lesson}.json")
+    (tmp_path / "04_prng.json").write_text(refresh_expected.render(stored))
+    asked = []
+
+    def compute(solutions, lesson, exercises=None, say=None):
+        asked.append((lesson, exercises))
+        return {"device_keys:same": {"8": {"ok": True, "value": {"str": "new"}}}}
+
+    monkeypatch.setattr(refresh_expected, "compute", compute)
+    refresh_expected.refresh(["device_keys"])
+    written = json.loads((tmp_path / "04_prng.json").read_text())["cases"]
+    assert asked == [("04_prng", ["device_keys"])]
+    assert written == {"device_keys:same": {"8": {"ok": True, "value": {"str": "new"}}},
+                       "replicated_noise:values": {"8": value}}
