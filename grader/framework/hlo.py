@@ -272,9 +272,9 @@ def type_bytes(type_text: str) -> int:
 
 
 def largest_array(text: str) -> int:
-    """The most elements of any array an instruction of compiled HLO takes or makes, in any
-    computation (a tuple's arrays one by one): how much of a whole array one device holds at
-    once, at the most."""
+    """The most elements of any array an instruction of compiled HLO makes, in any
+    computation, fused ones included (a tuple's arrays one by one): the largest array shape
+    the program names, whether or not it is ever stored whole."""
     return max((math.prod(shape) for instruction in parse(text).instructions
                 for _, shape in arrays(instruction.type)), default=0)
 
@@ -285,8 +285,10 @@ _MATMUL_TARGETS = ("gemm", "matmul")
 
 
 def matmuls(text: str) -> int:
-    """How many matrix products compiled HLO computes: its ``dot`` instructions (in fused
-    computations too) and its custom calls of a library's matrix product."""
+    """How many matrix-product instructions compiled HLO prints: its ``dot`` instructions (in
+    fused computations too) and its custom calls of a library's matrix product. Each is
+    counted once as printed: a loop body's once, whatever its number of turns, a computation
+    that two fusions call once; a ``convolution`` is not counted."""
     return sum(_is_matmul(instruction) for instruction in parse(text).instructions)
 
 
@@ -470,19 +472,24 @@ def received(text: str) -> tuple[dict[str, int], set[str]]:
 
 
 def waiting_for_transfers(text: str) -> list[list[str]]:
-    """For each loop (``while``) of a compiled HLO module, in program order, the matrix
-    products of its body (:func:`matmuls`' kinds, and fusions and calls of computations that
-    hold one) that read, directly or through other instructions of the body, what an operation
-    of :data:`MOVING` delivers in the same turn: work that cannot start before that turn's
-    transfer ends. ``[]`` for a body whose products read only what the turn began with, so
-    that a backend may overlap its transfers with them."""
+    """For each loop (``while``) of a compiled HLO module, in the order the text prints them
+    (an inner loop before the loop around it), the matrix products of its body that read,
+    directly or through other instructions of the body, what a transfer of the same turn
+    delivers: work that cannot start before that turn's transfer ends. ``[]`` for a body whose
+    products read only what the turn began with, so that a backend may overlap its transfers
+    with them.
+
+    A product is one of :func:`matmuls`' kinds or an instruction that calls a computation
+    holding one (a fusion, a call, an inner loop, a conditional's branches); a transfer is an
+    operation of :data:`MOVING` (an async ``-start``/``-done`` pair included) or an instruction
+    that calls a computation holding one."""
     module = parse(text)
 
     @functools.cache
-    def holds_a_product(name: str, depth: int = 0) -> bool:
+    def holds(name: str, kind: str, depth: int = 0) -> bool:
         return depth <= 64 and any(
-            _is_matmul(i) or any(holds_a_product(i.attributes[role].lstrip("%"), depth + 1)
-                                 for role in ("calls", "to_apply") if role in i.attributes)
+            (_is_matmul(i) if kind == "product" else _moves(i))
+            or any(holds(callee, kind, depth + 1) for callee in _callees(i))
             for i in module.computations.get(name, []))
 
     waiting = []
@@ -491,15 +498,27 @@ def waiting_for_transfers(text: str) -> list[list[str]]:
         products = []
         for instruction in module.computations.get(loop.attributes.get("body", "").lstrip("%"),
                                                    []):
-            moving = instruction.opcode.removesuffix("-start").removesuffix("-done") in MOVING
-            if moving or any(name in delivered for _, name in instruction.operands):
+            calls = _callees(instruction)
+            if _moves(instruction) or any(holds(c, "transfer") for c in calls):
                 delivered.add(instruction.name)
-                if not moving and (_is_matmul(instruction) or any(
-                        holds_a_product(instruction.attributes[role].lstrip("%"))
-                        for role in ("calls", "to_apply") if role in instruction.attributes)):
+            elif any(name in delivered for _, name in instruction.operands):
+                delivered.add(instruction.name)
+                if _is_matmul(instruction) or any(holds(c, "product") for c in calls):
                     products.append(instruction.name)
         waiting.append(products)
     return waiting
+
+
+def _moves(instruction: Instruction) -> bool:
+    return instruction.opcode.removesuffix("-start").removesuffix("-done") in MOVING
+
+
+def _callees(instruction: Instruction) -> list[str]:
+    """The computations an instruction calls: a fusion's, a loop's body and condition, a
+    conditional's branches, a reduction's."""
+    attributes = instruction.attributes
+    return ([attributes[role].lstrip("%") for role in _CALLEES if role in attributes]
+            + _NAME.findall(attributes.get("branch_computations", "")))
 
 
 def turns(text: str) -> dict[str, int]:
@@ -945,19 +964,31 @@ _DECLARING = ("func.func", "func.return", "return", "sdy.mesh", "builtin.module"
 
 
 def operations(text: str) -> list[tuple[str, str]]:
-    """The operations a StableHLO module computes, in order: each one's name
-    (``stablehlo.dot_general``) and the types it maps as printed on its line (``(tensor<32x16xf32>,
-    tensor<16x24xf32>) -> tensor<32x24xf32>``; "" where its line prints none). Annotations
-    (shardings, locations) are not part of either: two programs that differ only in where their
-    arrays are placed have the same operations."""
+    """The operations a StableHLO module computes, in the order printed: each one's name
+    (``stablehlo.dot_general``; a call of another function of the module, ``func.call``) and
+    the types it maps as printed on its line (``(tensor<32x16xf32>, tensor<16x24xf32>) ->
+    tensor<32x24xf32>``, or the one type an elementwise operation prints; "" where its line
+    prints none). Annotations (shardings, locations) are not part of either: two programs that
+    differ only in where their arrays are placed have the same operations. A called function's
+    own operations are listed where the text prints it, once however often it is called."""
     found = []
     for line in text.splitlines():
         match = _OPERATION.match(line)
         name = (match.group("quoted") or match.group("plain")) if match else ""
+        name = name or ("func.call" if _CALL.match(line) else "")
         if name and name not in _DECLARING:
-            types = _SIGNATURE.search(_STRING.sub('""', line))
-            found.append((name, f"({types.group(1)}) -> {types.group(2)}" if types else ""))
+            blanked = _STRING.sub('""', line)
+            types = _SIGNATURE.search(blanked)
+            single = _TYPE_AT_END.search(blanked)
+            found.append((name, f"({types.group(1)}) -> {types.group(2)}" if types
+                          else single.group(1) if single else ""))
     return found
+
+
+#: A call of another function of the module (printed without its dialect), and the one type
+#: an elementwise operation prints at the end of its line.
+_CALL = re.compile(r"^\s*(?:%[^=]*=\s*)?call @")
+_TYPE_AT_END = re.compile(r": (tensor<[^<>]*>)\s*$")
 
 
 def custom_calls(text: str) -> list[str | None]:

@@ -376,6 +376,62 @@ def test_a_product_that_reads_its_turns_transfer_waits_for_it():
     assert waiting_for_transfers(LOOPED) == [[]]  # a loop with a transfer and no product
 
 
+# Transfers and products one call away: a transfer wrapped in an async computation; products
+# in an inner loop's body and in a conditional's branch, each reading what the turn received.
+CALLED = """
+HloModule m, num_partitions=2
+%wrapped (w: f32[4,4]) -> f32[4,4] {
+  %w = f32[4,4]{1,0} parameter(0)
+  ROOT %permuted = f32[4,4]{1,0} collective-permute(%w), channel_id=1, source_target_pairs={{0,1},{1,0}}
+}
+%inner (a: (s32[], f32[4,4])) -> (s32[], f32[4,4]) {
+  %a = (s32[], f32[4,4]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%a), index=0
+  %m = f32[4,4]{1,0} get-tuple-element(%a), index=1
+  %squared = f32[4,4]{1,0} dot(%m, %m), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (s32[], f32[4,4]{1,0}) tuple(%i, %squared)
+}
+%branch (b: f32[4,4]) -> f32[4,4] {
+  %b = f32[4,4]{1,0} parameter(0)
+  ROOT %product = f32[4,4]{1,0} dot(%b, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+%other (c: f32[4,4]) -> f32[4,4] {
+  ROOT %c = f32[4,4]{1,0} parameter(0)
+}
+%cond (q: (s32[], f32[4,4])) -> pred[] {
+  %q = (s32[], f32[4,4]{1,0}) parameter(0)
+  ROOT %c = pred[] constant(true)
+}
+%outer (p: (s32[], f32[4,4])) -> (s32[], f32[4,4]) {
+  %p = (s32[], f32[4,4]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %x = f32[4,4]{1,0} get-tuple-element(%p), index=1
+  %start = ((f32[4,4]{1,0}), f32[4,4]{1,0}) async-start(%x), calls=%wrapped
+  %received = f32[4,4]{1,0} async-done(%start)
+  %pair = (s32[], f32[4,4]{1,0}) tuple(%i, %received)
+  %looped = (s32[], f32[4,4]{1,0}) while(%pair), condition=%cond, body=%inner
+  %flag = pred[] constant(true)
+  %chosen = f32[4,4]{1,0} conditional(%flag, %received, %x), true_computation=%branch, false_computation=%other
+  %alone = f32[4,4]{1,0} dot(%x, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (s32[], f32[4,4]{1,0}) tuple(%i, %chosen)
+}
+ENTRY %main (e: f32[4,4]) -> (s32[], f32[4,4]) {
+  %e = f32[4,4]{1,0} parameter(0)
+  %zero = s32[] constant(0)
+  %go = (s32[], f32[4,4]{1,0}) tuple(%zero, %e)
+  ROOT %run = (s32[], f32[4,4]{1,0}) while(%go), condition=%cond, body=%outer
+}
+"""  # noqa: E501 (HLO lines as XLA prints them)
+
+
+def test_a_transfer_or_a_product_one_call_away_is_still_found():
+    """Is a transfer wrapped in an async computation a transfer, and are an inner loop and a
+    conditional whose called computations hold a product, both reading what the turn received,
+    found waiting, the product reading what the turn began with not, each loop listed in the
+    order printed (the inner one, which holds no transfer, first)?"""
+    assert waiting_for_transfers(CALLED) == [[], ["looped", "chosen"]]
+
+
 def test_matrix_products_are_counted_as_a_dot_or_a_librarys_call():
     """Are the dot inside a fused computation and cuBLAS' custom call both products, and
     nothing else? And is the largest array the (8, 8) scores?"""
@@ -401,3 +457,8 @@ def test_a_lowered_programs_operations_leave_its_annotations_out():
                                 "(tensor<4x6xf32>, tensor<6x2xf32>) -> tensor<4x2xf32>")]
     assert operations(jax.jit(jnp.dot).lower(a[:2], b).as_text())[0][1].startswith(
         "(tensor<2x6xf32>")
+    # An elementwise operation's one type, and a function called twice: two calls, listed.
+    twice = jax.jit(lambda v: jax.jit(jnp.sin)(jax.jit(jnp.sin)(v)) + 1)
+    listed = operations(twice.lower(jnp.ones(4)).as_text())
+    assert [name for name, _ in listed].count("func.call") == 2
+    assert ("stablehlo.sine", "tensor<4xf32>") in listed
