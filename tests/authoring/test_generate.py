@@ -324,6 +324,28 @@ def test_the_announced_ladder_of_stars_is_the_exercises(path):
         assert (min(stars), max(stars)) == (len(announced[1]), len(announced[2]))
 
 
+NUMBERS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+           "fifteen").split()
+
+
+@pytest.mark.parametrize("lesson", course.LESSONS)
+def test_what_a_lesson_and_its_exercises_say_of_them_is_the_course_list(lesson):
+    """Does the lesson's "## Exercises" cell list exactly its exercises of grader/course.py,
+    in order, and does every count of them written in words (there, and in the exercise
+    notebook's opening: "Four functions", "All five") give their number?"""
+    names = [e.name for e in course.EXERCISES if e.lesson == lesson]
+    cells = nbformat.read(ROOT / "notebooks" / f"{lesson}.ipynb", as_version=4).cells
+    [closing] = [c.source.split("## Exercises", 1)[1] for c in cells
+                 if c.cell_type == "markdown" and "## Exercises" in c.source]
+    assert re.findall(r"^\s*\d+\.\s*★+\s*`(\w+)`", closing, re.M) == names
+    opening = nbformat.read(course.SOLUTIONS / f"{lesson}.ipynb", as_version=4).cells[0].source
+    words = "|".join(NUMBERS)
+    said = [m.lower() for text in (closing, opening) for m in re.findall(
+        rf"\b({words})\s+(?:functions|exercises)\b|\b[Aa]ll ({words})\b|contains ({words})\b",
+        text, re.I) for m in m if m]
+    assert all(NUMBERS.index(word) + 1 == len(names) for word in said), (said, len(names))
+
+
 def test_the_students_page_lists_exactly_the_graders_exercises():
     """Is the exercise table of docs/students.md the one the exercise list gives (`make
     exercises`)?"""
