@@ -76,3 +76,16 @@ def test_the_jax_range_the_pages_state_is_the_one_the_tests_run():
     assert f"hold on **{stated}**" in students
     install = (ROOT / "tests" / "test_install.py").read_text()
     assert "[devices.OLDEST_JAX, devices.NEWEST_JAX]" in install
+
+
+#: A code block of the docs that quotes a file names it after its language: ```python PATH.
+QUOTE = re.compile(r"^( *)```\w+ (\S+)\n(.*?)^\1```$", re.S | re.M)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_quoted_excerpt_is_still_in_its_file(page):
+    """Is every code block a page presents as a file's text (a worked example's pieces)
+    found, word for word, in that file?"""
+    for indent, path, block in QUOTE.findall(page.read_text()):
+        excerpt = "\n".join(line.removeprefix(indent) for line in block.splitlines())
+        assert excerpt.strip() and excerpt in (ROOT / path).read_text(), (page.name, path)
