@@ -93,3 +93,13 @@ MSG_CLUSTER_UNSENDABLE = (
     "{program} uses `{name}` from this notebook, a {kind} that cannot be sent to other "
     "processes: pass it as an argument, or create it inside the function"
 )
+
+# --- pipeline schedules (schedule_drawing.py) ---------------------------------------------------
+SCHEDULE_NONE = "schedule_figure needs at least one schedule, by name"
+SCHEDULE_OP = ("schedule {name!r} has the operation {op!r}: each is (kind, microbatch), kind one "
+               "of {kinds}, microbatch 0 or more")
+SCHEDULE_TOO_LONG = "a schedule of {ticks} ticks is too long to draw readably (at most {most})"
+SCHEDULE_TICKS = "tick"
+SCHEDULE_TITLE = "{name}: idle {share:.0%} of stage-ticks (white: the bubble)"
+SCHEDULE_SUMMARY = ("{name}: {stages} stages x {ticks} ticks, {busy} busy and {idle} idle "
+                    "(bubble {share:.3f})")
