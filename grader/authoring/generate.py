@@ -27,6 +27,7 @@ from grader.course import (
     SOURCE_ENV,
     in_repository,
 )
+from grader.grading.similarity import without_magics
 
 _BLOCK = re.compile(r"^([ \t]*)# BEGIN SOLUTION\n.*?^[ \t]*# END SOLUTION[ \t]*$", re.S | re.M)
 STUB = 'raise NotImplementedError("Replace this line with your solution.")'
@@ -65,8 +66,7 @@ def _code(source: str) -> ast.Module | None:
     """A code cell's source as Python (IPython's magics and shell escapes blanked), or None
     where it is not Python."""
     try:
-        return ast.parse("\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                                   for line in source.splitlines()))
+        return ast.parse(without_magics(source))
     except SyntaxError:
         return None
 

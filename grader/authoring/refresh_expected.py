@@ -11,7 +11,8 @@ from pathlib import Path
 
 from grader import course
 from grader.authoring import texts
-from grader.course import BY_NAME, LESSONS, in_repository
+from grader.authoring.validate import chosen_exercises
+from grader.course import BY_NAME, in_repository
 from grader.framework import cases
 from grader.framework.expected import CHECK_SEED, DEVICE_COUNTS, FOLDER, keep_stored, load, path
 from grader.grading import submission
@@ -56,18 +57,13 @@ def render(table: dict[str, dict[str, dict]]) -> str:
 
 def chosen(names: Sequence[str]) -> dict[str, list[str] | None]:
     """The lessons that ``names`` (lessons or exercises; none: every lesson) touch, each with
-    the exercises to refresh there (None: all of them). ValueError names any unknown name."""
-    unknown = [name for name in names if name not in LESSONS and name not in BY_NAME]
-    if unknown:
-        raise ValueError(texts.UNKNOWN_LESSON.format(lesson=", ".join(unknown),
-                                                     lessons=", ".join(LESSONS)))
-    lessons: dict[str, list[str] | None] = {}
-    for name in names or LESSONS:
-        if name in LESSONS:
-            lessons[name] = None
-        elif lessons.get(BY_NAME[name].lesson, []) is not None:
-            lessons.setdefault(BY_NAME[name].lesson, []).append(name)
-    return lessons
+    the exercises to refresh there (None: all of them, the lesson being named or nothing
+    being). ValueError names what is neither, as validate's selection does."""
+    lessons: dict[str, list[str]] = {}
+    for name in chosen_exercises(names):
+        lessons.setdefault(BY_NAME[name].lesson, []).append(name)
+    return {lesson: None if not names or lesson in names else exercises
+            for lesson, exercises in lessons.items()}
 
 
 def refresh(names: Sequence[str] = (), solutions: Path | None = None,

@@ -14,8 +14,6 @@ SOLUTION_LEAKS = (
 
 # --- the public tests' expected values (grader/authoring/refresh_expected.py) --------------
 REFERENCE_FAILS = "the reference fails {case} on {devices} devices: {outcome}"
-UNKNOWN_LESSON = ("not a lesson or an exercise of the course: {lesson}; lessons: {lessons} "
-                  "(exercises: grader/course.py)")
 REFRESH_RUNNING = "{lesson}: running its {tests} public tests' references on {devices} device(s)"
 
 # --- is the course ready? (grader/authoring/validate.py) ----------------------------------

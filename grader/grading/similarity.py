@@ -142,7 +142,7 @@ def _defined(sources: Iterable[submission.Source], names: Iterable[str], read
         tree = _parse(source.code)
         for node in tree.body if tree else ():
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in wanted:
-                text = read(node, _without_magics(source.code))
+                text = read(node, without_magics(source.code))
                 if text and len(text) <= MAX_CHARACTERS:
                     found[node.name] = text
     return found
@@ -167,12 +167,12 @@ def _parse(code: str) -> ast.Module | None:
     if len(code) > MAX_PARSED:
         return None
     try:
-        return ast.parse(_without_magics(code))
+        return ast.parse(without_magics(code))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
-def _without_magics(code: str) -> str:
+def without_magics(code: str) -> str:
     """IPython's ``%magic`` and ``!shell`` lines blanked, so that the rest parses."""
     return re.sub(r"(?m)^[ \t]*[%!].*$", "", code)
 

@@ -27,6 +27,7 @@ import nbformat
 import pytest
 
 from grader.framework import hlo
+from grader.grading.similarity import without_magics
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("exercises/*.ipynb"),
@@ -152,9 +153,8 @@ def code_cells(path: Path) -> list[str]:
     """The code cells of a notebook, indexed as in the notebook (other cells are empty), with
     IPython's magics and shell escapes blanked."""
     notebook = nbformat.read(path, as_version=4)
-    return ["\n".join("" if line.lstrip().startswith(("%", "!")) else line
-                      for line in cell.source.splitlines())
-            if cell.cell_type == "code" else "" for cell in notebook.cells]
+    return [without_magics(cell.source) if cell.cell_type == "code" else ""
+            for cell in notebook.cells]
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT).as_posix())
