@@ -293,22 +293,28 @@ def limit(memory: int, tasks: bool) -> None:
         cap_tasks()
 
 
+def tasks_of(uid: int) -> dict[str, int]:
+    """The processes of user ``uid`` that this process can see, by pid, each with its number
+    of threads: the tasks the kernel counts against the user's ``RLIMIT_NPROC``."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = Path(entry.path, "status").read_text()
+        except OSError:  # ended meanwhile
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        if int(fields.get("Uid", "-1").split()[0]) == uid:
+            found[entry.name] = int(fields.get("Threads", "1"))
+    return found
+
+
 def cap_tasks() -> None:
     """Cap this process's user at :data:`MAX_TASKS` more processes and threads than it runs
     now, as far as this process can see them (in the sandbox, its own namespaces). Root is
     exempt from this cap. A zombie counts, as it does for the kernel until it is reaped: a
     worker started while a killed one's processes wait for that gets a wider cap, never a
     narrower one (which could leave it no room for its own threads)."""
-    uid, running = os.getuid(), 0
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            status = Path(entry.path, "status").read_text()
-        except OSError:
-            continue
-        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-        if int(fields.get("Uid", "-1").split()[0]) == uid:
-            running += int(fields.get("Threads", "1"))
-    limit = running + MAX_TASKS
+    limit = sum(tasks_of(os.getuid()).values()) + MAX_TASKS
     resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))

@@ -91,16 +91,8 @@ def a_user_of_its_own(monkeypatch) -> None:
 
 def users_tasks() -> dict[str, int]:
     """The workers' user's processes, each with its number of threads (each counts for the
-    kernel's cap)."""
-    tasks = {}
-    for pid in users_processes():
-        try:
-            status = Path("/proc", pid, "status").read_text()
-        except OSError:  # ended meanwhile
-            continue
-        threads = re.search(r"^Threads:\s*(\d+)", status, re.MULTILINE)
-        tasks[pid] = int(threads.group(1)) if threads else 1
-    return tasks
+    kernel's cap), as the worker counts them."""
+    return confine.tasks_of((sandbox.worker_user() or (os.getuid(),))[0])
 
 
 @contextlib.contextmanager
