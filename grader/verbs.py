@@ -295,7 +295,7 @@ def generate(args: argparse.Namespace) -> int:
 
     try:
         changed = generate.generate()
-    except generate.SolutionLeak as exc:
+    except (generate.SolutionLeak, generate.ListError) as exc:
         print(exc, file=sys.stderr)
         return 1
     for name in changed:

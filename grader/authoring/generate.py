@@ -25,6 +25,7 @@ from grader.course import (
     ROOT,
     SOLUTIONS,
     SOURCE_ENV,
+    Exercise,
     in_repository,
 )
 from grader.grading.similarity import without_magics
@@ -39,6 +40,10 @@ class MarkerError(ValueError):
 
 class SolutionLeak(ValueError):
     """A student copy that would hand out part of a solution (:func:`leaks`)."""
+
+
+class ListError(ValueError):
+    """A lesson's list of its exercises that cannot be written (:func:`with_exercise_list`)."""
 
 
 def strip_solutions(source: str) -> str:
@@ -129,14 +134,16 @@ def stale_exercises(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTE
 
 def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTEBOOKS) -> list[str]:
     """Write the opening (links and set-up cell) of every lesson, solution and the landing
-    notebook, every exercise notebook, the students' page's exercise table and the landing
-    notebook's table of lessons; return the paths of those that changed, relative to the
-    repository. A solution that its student copy would hand out (:func:`leaks`) stops it
-    before anything is written: :class:`SolutionLeak` names each."""
+    notebook, every exercise notebook, each lesson's list of its exercises, the students'
+    page's exercise table and the landing notebook's table of lessons; return the paths of
+    those that changed, relative to the repository. A solution that its student copy would
+    hand out (:func:`leaks`) stops it before anything is written, :class:`SolutionLeak`
+    naming each, as does a list that cannot be written (:class:`ListError`)."""
     leaked = [leak for path in sorted(solutions.glob("*.ipynb"))
               for leak in leaks(nbformat.read(path, as_version=4), path.name)]
     if leaked:
         raise SolutionLeak("\n".join(leaked))
+    listed = stale_lists()  # a ListError before anything is written
     changed = []
 
     def write(path: Path, text: str) -> None:
@@ -150,6 +157,8 @@ def generate(solutions: Path = SOLUTIONS, exercises: Path = EXERCISE_NOTEBOOKS) 
     exercises.mkdir(exist_ok=True)
     for name, text in sorted(expected_exercises(solutions).items()):
         write(exercises / name, text)
+    for path in listed:  # the openings leave a lesson's list as it was
+        write(path, render(with_exercise_list(nbformat.read(path, as_version=4), path.stem)))
     write(TABLE_PAGE, page_with_table(TABLE_PAGE.read_text()))
     write(LANDING, landing_with_table(LANDING.read_text()))
     return changed
@@ -295,3 +304,77 @@ def landing_with_table(text: str, lessons: Sequence[str] | None = None) -> str:
     (cell,) = [c for c in notebook.cells if LESSON_TABLE_TAG in c.metadata.get("tags", [])]
     cell.source = lesson_table(lessons)
     return render(notebook)
+
+
+# --- each lesson's list of its exercises -----------------------------------------------------
+#: Where a lesson's list of its exercises starts, in the Markdown cell under its "## Exercises":
+#: :func:`with_exercise_list` writes the rest of that cell; what the lesson itself says of its
+#: exercises goes above this line.
+LIST_START = "Open `exercises/"
+#: An exercise's heading in its notebook, "## 2. ★★ `shard_shape(...)`: the block each device
+#: holds": its stars, name and title.
+HEADING = re.compile(r"^## \d+\. (★+) `(\w+)[^`\n]*`: (.+)$", re.M)
+
+
+def graded_on(exercise: Exercise) -> tuple[int, ...]:
+    """The device counts the grader runs an exercise's hidden tests on, in the order its
+    tests first name them (those it declares, while it has none)."""
+    from grader.framework import cases
+
+    return tuple(dict.fromkeys(n for c in cases.for_exercise(exercise.name) if c.hidden
+                               for n in c.device_counts)) or exercise.device_counts
+
+
+def _and(items: Sequence[str]) -> str:
+    """("a", "b", "c") -> "a, b and c"."""
+    *rest, last = items
+    return f"{', '.join(rest)} and {last}" if rest else last
+
+
+def exercise_list(lesson: str) -> str:
+    """A lesson's list of its exercises, from the course's one list: where they are, each
+    one's stars and title (its heading in the solutions), then the device counts the grader
+    runs the hidden tests on, those of most exercises first, then the others by name."""
+    from grader.course import EXERCISES
+
+    exercises = [e for e in EXERCISES if e.lesson == lesson]
+    solved = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
+    headings = {name: (stars, title) for cell in solved.cells if cell.cell_type == "markdown"
+                for stars, name, title in HEADING.findall(cell.source)}
+    for e in exercises:
+        if e.name not in headings:
+            raise ListError(texts.LIST_NO_HEADING.format(lesson=lesson, name=e.name))
+    lines = [f"{LIST_START}{lesson}.ipynb`: its exercises, easiest first.", ""]
+    lines += [f"{i}. {headings[e.name][0]} `{e.name}`: {headings[e.name][1]}"
+              for i, e in enumerate(exercises, 1)]
+    groups: dict[tuple[int, ...], list[str]] = {}
+    for e in exercises:
+        groups.setdefault(graded_on(e), []).append(f"`{e.name}`")
+    most, *others = sorted(groups, key=lambda counts: -len(groups[counts]))
+    said = [f"on {_and(list(map(str, most)))} devices"]
+    said += [f"for {_and(groups[counts])}, on {_and(list(map(str, counts)))} devices"
+             for counts in others]
+    lines += ["", f"The grader runs the hidden tests {'; '.join(said)}."]
+    return "\n".join(lines)
+
+
+def with_exercise_list(notebook: nbformat.NotebookNode, lesson: str) -> nbformat.NotebookNode:
+    """A copy of the lesson ``notebook`` whose Markdown cell under "## Exercises" ends with
+    :func:`exercise_list`, from :data:`LIST_START` on."""
+    copy = nbformat.from_dict(notebook)
+    cells = [c for c in copy.cells if c.cell_type == "markdown" and "## Exercises" in c.source
+             and LIST_START in c.source.split("## Exercises", 1)[1]]
+    if len(cells) != 1:
+        raise ListError(texts.LIST_NO_PLACE.format(lesson=lesson, start=LIST_START))
+    [cell] = cells
+    cell.source = cell.source[:cell.source.rindex(LIST_START)] + exercise_list(lesson)
+    return copy
+
+
+def stale_lists() -> list[Path]:
+    """The lessons whose list of exercises is not what :func:`with_exercise_list` writes."""
+    from grader.course import LESSONS
+
+    paths = [LESSON_NOTEBOOKS / f"{lesson}.ipynb" for lesson in LESSONS]
+    return [p for p in paths if (notebook := nbformat.read(p, as_version=4))
+            != with_exercise_list(notebook, p.stem)]

@@ -11,6 +11,16 @@ SOLUTION_LEAKS = (
     "move it between # BEGIN SOLUTION and # END SOLUTION, or, if students are meant to use it, "
     "name it in the exercise's text"
 )
+LIST_NO_HEADING = (
+    "notebooks/{lesson}.ipynb lists its exercises from grader/course.py, and solutions/"
+    "{lesson}.ipynb has no heading for `{name}`: give it one, such as \"## 1. ★ `{name}(...)`: "
+    "what it does\" (its stars say how hard it is; the lesson lists its title)"
+)
+LIST_NO_PLACE = (
+    "notebooks/{lesson}.ipynb needs one Markdown cell with \"## Exercises\" and, under it, a "
+    "line starting \"{start}\": the list of its exercises is written from there to the "
+    "cell's end"
+)
 
 # --- the public tests' expected values (grader/authoring/refresh_expected.py) --------------
 REFERENCE_FAILS = "the reference fails {case} on {devices} devices: {outcome}"

@@ -324,26 +324,67 @@ def test_the_announced_ladder_of_stars_is_the_exercises(path):
         assert (min(stars), max(stars)) == (len(announced[1]), len(announced[2]))
 
 
+def test_every_lessons_list_of_exercises_is_what_generate_writes():
+    """Does each lesson's "## Exercises" cell list exactly its exercises of grader/course.py,
+    as `make exercises` writes them?"""
+    assert generate.stale_lists() == []
+    for lesson in course.LESSONS:
+        listed = generate.exercise_list(lesson)
+        names = re.findall(r"^\d+\. ★+ `(\w+)`: ", listed, re.M)
+        assert names == [e.name for e in course.EXERCISES if e.lesson == lesson]
+
+
+def test_a_lessons_list_follows_the_course_list_and_the_hidden_tests(monkeypatch, tmp_path):
+    """Is an exercise declared in grader/course.py listed at once, with the stars and title of
+    its heading in the solutions; are the device counts said those its hidden tests run on;
+    and does an exercise without a heading, or a lesson with no place for its list, get a
+    sentence naming the fix?"""
+    from grader.course import Exercise
+
+    listed = generate.exercise_list("01_sharding")
+    assert "\n1. ★ `is_congruent`: does a shape fit a sharding?\n" in listed
+    assert listed.endswith("The grader runs the hidden tests on 8 devices; for `place_transposed` "
+                           "and `devices_holding`, on 8, 2 and 4 devices; for `block_map`, on 8 "
+                           "and 2 devices.")
+    assert generate.exercise_list("04_prng").endswith(
+        "The grader runs the hidden tests on 8 and 2 devices.")
+    new = Exercise("step_noise", lesson="04_prng", summary="Noise for step s of a run.")
+    monkeypatch.setattr(course, "EXERCISES", (*course.EXERCISES, new))
+    with pytest.raises(generate.ListError, match=r"solutions/04_prng.ipynb has no heading for "
+                                                 r"`step_noise`: give it one, such as"):
+        generate.exercise_list("04_prng")
+    solved = nbformat.read(course.SOLUTIONS / "04_prng.ipynb", as_version=4)
+    solved.cells.append(nbformat.v4.new_markdown_cell("## 5. ★★ `step_noise(key, step)`: new"))
+    nbformat.write(solved, tmp_path / "04_prng.ipynb")
+    monkeypatch.setattr(generate, "SOLUTIONS", tmp_path)
+    listed = generate.exercise_list("04_prng")  # no hidden test yet: the default, 8 devices
+    assert "\n5. ★★ `step_noise`: new\n" in listed
+    assert listed.endswith("on 8 and 2 devices; for `step_noise`, on 8 devices.")
+    lesson = nbformat.read(course.LESSON_NOTEBOOKS / "04_prng.ipynb", as_version=4)
+    assert "`step_noise`" in generate.with_exercise_list(lesson, "04_prng").cells[-1].source
+    lesson.cells = [c for c in lesson.cells if "## Exercises" not in c.source]
+    with pytest.raises(generate.ListError, match="needs one Markdown cell with"):
+        generate.with_exercise_list(lesson, "04_prng")
+
+
 NUMBERS = ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
            "fifteen").split()
 
 
 @pytest.mark.parametrize("lesson", course.LESSONS)
-def test_what_a_lesson_and_its_exercises_say_of_them_is_the_course_list(lesson):
-    """Does the lesson's "## Exercises" cell list exactly its exercises of grader/course.py,
-    in order, and does every count of them written in words (there, and in the exercise
-    notebook's opening: "Four functions", "All five") give their number?"""
-    names = [e.name for e in course.EXERCISES if e.lesson == lesson]
+def test_no_lesson_or_exercise_notebook_counts_its_exercises_in_words(lesson):
+    """Is no count of a lesson's exercises written in words, where adding one would make it
+    wrong: in the lesson's "## Exercises" cell and in its exercise notebook's opening ("Four
+    functions", "All five", "the first three", "the last two")?"""
     cells = nbformat.read(ROOT / "notebooks" / f"{lesson}.ipynb", as_version=4).cells
     [closing] = [c.source.split("## Exercises", 1)[1] for c in cells
                  if c.cell_type == "markdown" and "## Exercises" in c.source]
-    assert re.findall(r"^\s*\d+\.\s*★+\s*`(\w+)`", closing, re.M) == names
     opening = nbformat.read(course.SOLUTIONS / f"{lesson}.ipynb", as_version=4).cells[0].source
     words = "|".join(NUMBERS)
-    said = [m.lower() for text in (closing, opening) for m in re.findall(
-        rf"\b({words})\s+(?:functions|exercises)\b|\b[Aa]ll ({words})\b|contains ({words})\b",
-        text, re.I) for m in m if m]
-    assert all(NUMBERS.index(word) + 1 == len(names) for word in said), (said, len(names))
+    said = [m for text in (closing, opening) for m in re.findall(
+        rf"\b(?:{words})\s+(?:functions|exercises)\b|\b(?:all|first|last|other) (?:{words})\b"
+        rf"|contains (?:{words})\b", text, re.I)]
+    assert said == []
 
 
 def test_the_students_page_lists_exactly_the_graders_exercises():
