@@ -38,6 +38,9 @@ MAX_PANELS = 16
 PANELS_PER_ROW = 4
 #: Resolution of the PNG a drawing shows in a notebook.
 DPI = 100
+#: The colours of a drawing's PNG: the sixteen devices', a few more, and the shades of the
+#: antialiased edges of text and lines.
+COLOURS = 256
 
 
 class LayoutError(ValueError):
@@ -60,13 +63,26 @@ class Block:
     nbytes: int
 
 
+def png(figure: Figure) -> bytes:
+    """A figure as the course shows its drawings: a PNG at :data:`DPI` in :data:`COLOURS`
+    colours (a drawing's flat areas need no more), a third of the bytes of a full-colour PNG
+    in the notebooks that store it and the widgets that send it."""
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    image = Image.open(buffer).convert("RGB").quantize(COLOURS, Image.Quantize.MEDIANCUT)
+    small = io.BytesIO()
+    image.save(small, format="png", optimize=True)
+    return small.getvalue()
+
+
 class Drawing(Figure):
-    """A matplotlib Figure that shows itself as a PNG in a notebook, with or without pyplot."""
+    """A matplotlib Figure that shows itself as a PNG in a notebook, with or without pyplot
+    (:func:`png`)."""
 
     def _repr_png_(self) -> bytes:
-        buffer = io.BytesIO()
-        self.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
-        return buffer.getvalue()
+        return png(self)
 
 
 # --- the layout, from plain numbers -----------------------------------------------------------
@@ -262,6 +278,15 @@ def draw_layout(x: Any) -> Figure:
     The mesh, the spec and the dtype come from the array; the blocks are those JAX reports
     (``sharding.devices_indices_map``), labelled with the real device ids.
     """
+    shape, mesh_shape, entries, found, ids = _placed(x)
+    return _render(shape, mesh_shape, entries, spec_text(x.sharding.spec), found,
+                   str(x.dtype), ids)
+
+
+def _placed(x: Any) -> tuple:
+    """The layout of a placed ``jax.Array`` as JAX reports it: its shape, its mesh's axis
+    sizes, its spec's entries, its :class:`Block` on each device in mesh order, and the device
+    ids in the mesh's shape."""
     from jax.sharding import NamedSharding
 
     sharding = getattr(x, "sharding", None)
@@ -285,8 +310,54 @@ def draw_layout(x: Any) -> Figure:
             Block(device, tuple(int(c) for c in coords), index, block_shape,
                   math.prod(block_shape) * x.dtype.itemsize)
         )
-    return _render(shape, mesh_shape, entries, spec_text(sharding.spec), found,
-                   str(x.dtype), ids)
+    return shape, mesh_shape, entries, found, ids
+
+
+def strategies_figure(strategies: Mapping[str, Mapping[str, Any]]) -> Drawing:
+    """Draw, for each strategy (a row), where each of its placed arrays (a column, a matrix
+    or a vector of at most 2 dimensions) lives: its blocks in the colours of the devices that
+    hold them, as :func:`draw_layout` paints them, each panel titled with the array's name,
+    spec and bytes on one device, each row with the bytes one device holds of them all."""
+    if not strategies or not all(strategies.values()):
+        raise LayoutError(texts.STRATEGIES_NONE)
+    names = list(next(iter(strategies.values())))
+    if any(list(arrays) != names for arrays in strategies.values()):
+        raise LayoutError(texts.STRATEGIES_NAMES.format(names=names))
+    fig = Drawing(figsize=(1.9 * len(names) + 1.2, 1.45 * len(strategies) + 0.3),
+                  layout="constrained")
+    axes = fig.subplots(len(strategies), len(names), squeeze=False)
+    for row, (strategy, arrays) in enumerate(strategies.items()):
+        held = 0
+        for col, (name, x) in enumerate(arrays.items()):
+            shape, _, entries, found, _ = _placed(x)
+            if len(shape) > 2:
+                raise LayoutError(texts.STRATEGIES_RANK.format(name=name, shape=shape))
+            ax = axes[row, col]
+            ax.set_gid(f"strategy-{row}-{col}")
+            view = (1, shape[0]) if len(shape) == 1 else shape
+            aspect = 0.16 if len(shape) < 2 else min(max(view[0] / view[1], 0.3), 1.2)
+            ax.set_box_aspect(aspect)
+            _draw_panel(ax, shape, entries, found, view, 1.7 / max(aspect, 1))
+            held += found[0].nbytes
+            ax.set_title(texts.STRATEGIES_PANEL.format(name=name, spec=spec_text(x.sharding.spec),
+                                                       nbytes=found[0].nbytes), fontsize=7)
+        axes[row, 0].set_ylabel(texts.STRATEGIES_ROW.format(strategy=strategy, held=held),
+                                fontsize=8)
+    return fig
+
+
+def strategies_summary(strategies: Mapping[str, Mapping[str, Any]]) -> str:
+    """One line per strategy: each array's spec and block shape, and the bytes one device
+    holds of them all."""
+    lines = []
+    for strategy, arrays in strategies.items():
+        placed = {name: _placed(x)[3][0] for name, x in arrays.items()}
+        parts = ", ".join(f"{name} {spec_text(x.sharding.spec)} "
+                          f"{'x'.join(map(str, placed[name].shape)) or 'scalar'}"
+                          for name, x in arrays.items())
+        lines.append(texts.STRATEGIES_SUMMARY.format(
+            strategy=strategy, parts=parts, held=sum(b.nbytes for b in placed.values())))
+    return "\n".join(lines)
 
 
 def _render(

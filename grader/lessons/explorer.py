@@ -17,7 +17,6 @@ renders and replaces on every change.
 from __future__ import annotations
 
 import html
-import io
 import itertools
 import math
 import re
@@ -483,12 +482,10 @@ def drawing() -> widgets.Image:
 
 # --- rendering ------------------------------------------------------------------------------------
 def figure_png(figure) -> bytes:
-    """A figure as PNG bytes, at the resolution of the course's drawings."""
-    from grader.lessons.drawing import DPI
+    """A figure as PNG bytes, as the course's drawings show themselves."""
+    from grader.lessons.drawing import png
 
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
-    return buffer.getvalue()
+    return png(figure)
 
 
 @lru_cache(maxsize=128)

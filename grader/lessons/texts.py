@@ -28,6 +28,14 @@ LAYOUT_TOO_MANY_PANELS = (
     "of them (at most {max} fit): split the leading dimensions over fewer devices"
 )
 
+STRATEGIES_NONE = "strategies_figure needs, for each strategy by name, its placed arrays by name"
+STRATEGIES_NAMES = "every strategy must place the same arrays, in the same order: {names}"
+STRATEGIES_RANK = ("{name} has shape {shape}: a strategy's drawing shows arrays of at most 2 "
+                   "dimensions")
+STRATEGIES_PANEL = "{name} {spec}: {nbytes:,} B each"
+STRATEGIES_ROW = "{strategy}\n{held:,} B per device"
+STRATEGIES_SUMMARY = "{strategy}: {parts}; {held:,} bytes per device"
+
 # --- drawings of collectives (grader/lessons/collective_drawing.py) -----------------------
 MOVE_KIND = "there is no drawing of {kind!r}: choose one of {kinds}"
 MOVE_DEVICES = "a collective is drawn on 1 to {max} devices, not {n}"
@@ -103,3 +111,30 @@ SCHEDULE_TICKS = "tick"
 SCHEDULE_TITLE = "{name}: idle {share:.0%} of stage-ticks (white: the bubble)"
 SCHEDULE_SUMMARY = ("{name}: {stages} stages x {ticks} ticks, {busy} busy and {idle} idle "
                     "(bubble {share:.3f})")
+
+# --- rooflines and memory per device (cost_drawing.py) -------------------------------------
+ROOFLINE_INTENSITIES = ("each operation needs a positive number of FLOPs per byte, by name, "
+                        "such as {{'matmul': 2730.7}}; got {got!r}")
+ROOFLINE_RIDGE = "ridge {ridge:,.0f} FLOP/byte"
+ROOFLINE_LABEL = "{name}: {bound}-bound"
+ROOFLINE_X = "arithmetic intensity (FLOPs per byte of memory read or written)"
+ROOFLINE_Y = "attainable FLOP/s"
+ROOFLINE_TITLE = "{chip}: memory bandwidth limits the left, the matrix-product rate the right"
+ROOFLINE_PLACED = "{name} {intensity:,.2f} FLOP/byte, {bound}-bound"
+ROOFLINE_SUMMARY = "{chip}: ridge {ridge:,.0f} FLOP/byte; {placed}"
+MEMORY_ARGUMENTS = "arguments"
+MEMORY_OUTPUTS = "outputs (own buffers)"
+MEMORY_TEMPORARIES = "temporaries"
+MEMORY_PEAK = "peak"
+MEMORY_X = "bytes on one device"
+MEMORY_NONE = "memory_figure needs at least one program's memory_analysis figures, by name"
+MEMORY_KEYS = ("a program's figures need argument, output, temp, alias and peak (bytes); "
+               "{missing} missing from {got}")
+MEMORY_SUMMARY = ("{name}: arguments {argument:,} B, outputs {output:,} B, temporaries "
+                  "{temp:,} B, peak {peak:,} B")
+
+# --- curves (curve_drawing.py) ---------------------------------------------------------------
+CURVES_NONE = "curves_figure needs at least one curve, by name, each with at least one point"
+CURVES_POINTS = "curve {name!r} should be a sequence of (x, y) pairs of finite numbers"
+CURVES_EACH = "{name} {first:.4g} -> {last:.4g} ({points} points)"
+CURVES_SUMMARY = "{what}: {each}; the curves differ by at most {gap:.2g}"

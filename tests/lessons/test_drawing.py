@@ -12,7 +12,14 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 from matplotlib.colors import to_rgba
 
-from grader.lessons.drawing import LayoutError, blocks, draw_layout, layout_figure
+from grader.lessons.drawing import (
+    LayoutError,
+    blocks,
+    draw_layout,
+    layout_figure,
+    strategies_figure,
+    strategies_summary,
+)
 from grader.palette import device_colour
 
 MESH = {"x": 4, "y": 2}
@@ -179,9 +186,89 @@ def test_draw_layout_needs_a_named_sharding():
         draw_layout(jax.numpy.zeros(4))
 
 
+def placed_strategies():
+    """A weight and a bias under two strategies: copied on every device of a 1-D mesh, and
+    split over 'model' of a 4 x 2 mesh (the weight's columns, the bias)."""
+    flat = jax.make_mesh((8,), ("data",), axis_types=(AxisType.Auto,))
+    grid = jax.make_mesh((4, 2), ("data", "model"), axis_types=(AxisType.Auto,) * 2)
+    w, b = np.zeros((4, 8), np.float32), np.zeros(8, np.float32)
+    return {
+        "copied": {"w": jax.device_put(w, NamedSharding(flat, P())),
+                   "b": jax.device_put(b, NamedSharding(flat, P()))},
+        "split": {"w": jax.device_put(w, NamedSharding(grid, P(None, "model"))),
+                  "b": jax.device_put(b, NamedSharding(grid, P("model")))},
+    }
+
+
+def test_each_strategy_is_a_row_of_its_arrays_blocks_painted_by_their_holders():
+    """Is each strategy a row and each array a column, every block of it striped with the
+    devices JAX put it on, titled with its spec and bytes per device, and each row labelled
+    with the bytes one device holds of all its arrays; and does the summary say the same?"""
+    strategies = placed_strategies()
+    fig = strategies_figure(strategies)
+    panels = {ax.get_gid(): ax for ax in fig.axes}
+    assert sorted(panels) == ["strategy-0-0", "strategy-0-1", "strategy-1-0", "strategy-1-1"]
+    for row, arrays in enumerate(strategies.values()):
+        for col, x in enumerate(arrays.values()):
+            ax = panels[f"strategy-{row}-{col}"]
+            holders = {}
+            for shard in x.addressable_shards:
+                holders.setdefault(as_index(shard.index, x.shape)[-1], []).append(shard.device.id)
+            drawn = {}
+            for patch in ax.patches:
+                if (patch.get_gid() or "").startswith("block-") and patch.get_gid() != "block-edge":
+                    device = int(patch.get_gid().removeprefix("block-"))
+                    assert patch.get_facecolor() == to_rgba(device_colour(device))
+                    column = next(c for c in holders if c[0] <= patch.get_x() < c[1])
+                    drawn.setdefault(column, []).append(device)
+            assert {c: sorted(d) for c, d in drawn.items()} == {
+                c: sorted(d) for c, d in holders.items()}
+    titles = [panels[f"strategy-{r}-{c}"].get_title() for r in (0, 1) for c in (0, 1)]
+    assert titles == ["w P(): 128 B each", "b P(): 32 B each",
+                      "w P(None, 'model'): 64 B each", "b P('model'): 16 B each"]
+    assert panels["strategy-1-0"].get_ylabel() == "split\n80 B per device"
+    assert strategies_summary(strategies) == (
+        "copied: w P() 4x8, b P() 8; 160 bytes per device\n"
+        "split: w P(None, 'model') 4x4, b P('model') 4; 80 bytes per device")
+    assert fig._repr_png_().startswith(b"\x89PNG")
+
+
+def test_strategies_that_place_different_arrays_or_none_are_refused():
+    strategies = placed_strategies()
+    with pytest.raises(LayoutError, match="the same arrays"):
+        strategies_figure({"copied": strategies["copied"],
+                           "w only": {"w": strategies["split"]["w"]}})
+    with pytest.raises(LayoutError, match="placed arrays by name"):
+        strategies_figure({})
+    cube = jax.device_put(np.zeros((2, 2, 8), np.float32),
+                          NamedSharding(jax.make_mesh((8,), ("d",)), P(None, None, "d")))
+    with pytest.raises(LayoutError, match="at most 2 dimensions"):
+        strategies_figure({"cube": {"x": cube}})
+
+
 def test_a_drawing_shows_itself_as_a_png():
     """Does a drawing display as PNG in a notebook without pyplot?"""
     assert layout_figure((4,), {"x": 2}, ("x",))._repr_png_().startswith(b"\x89PNG")
+
+
+def test_a_drawings_png_keeps_every_device_colour_in_a_third_of_the_bytes():
+    """Is a drawing's PNG an image of at most 256 colours in which each of the sixteen devices
+    keeps its exact colour, and at most half the size of the same figure in full colour?"""
+    import io
+
+    from PIL import Image
+
+    from grader.palette import DEVICE_COLOURS
+
+    fig = layout_figure((16, 8), {"x": 4, "y": 4}, ("x", "y"))
+    png = fig._repr_png_()
+    image = Image.open(io.BytesIO(png))
+    assert image.mode == "P" and len(image.getcolors(256) or []) <= 256
+    shown = {rgb for _, rgb in image.convert("RGB").getcolors(256)}
+    assert {tuple(int(h[i:i + 2], 16) for i in (1, 3, 5)) for h in DEVICE_COLOURS} <= shown
+    full = io.BytesIO()
+    fig.savefig(full, format="png", dpi=100, bbox_inches="tight")
+    assert len(png) <= len(full.getvalue()) / 2
 
 
 # --- draw_layout on the arrays JAX places -----------------------------------------------------
