@@ -138,3 +138,14 @@ CURVES_NONE = "curves_figure needs at least one curve, by name, each with at lea
 CURVES_POINTS = "curve {name!r} should be a sequence of (x, y) pairs of finite numbers"
 CURVES_EACH = "{name} {first:.4g} -> {last:.4g} ({points} points)"
 CURVES_SUMMARY = "{what}: {each}; the curves differ by at most {gap:.2g}"
+
+# --- tokens routed to experts (routing_drawing.py) -----------------------------------------
+ROUTING_INPUT = ("the routing needs the experts chosen as whole numbers from 0 to experts - 1, "
+                 "one row per device (at most {devices} devices, {tokens} tokens each, {most} "
+                 "experts), and a capacity of 0 or more; got shape {shape}, {experts} experts, "
+                 "capacity {capacity}")
+ROUTING_DEVICE = "device {device} {kept} kept, {dropped} dropped"
+ROUTING_SUMMARY = "capacity {capacity}: {each}; {kept} kept and {dropped} dropped in all"
+ROUTING_TITLE = "device {device}: {dropped} dropped"
+ROUTING_EXPERT = "expert"
+ROUTING_SLOT = "slot (the line: capacity {capacity})"
