@@ -40,13 +40,15 @@ expected: $(INSTALLED)
 
 ## One exercise, after adding or changing it: `make exercise NAME=device_keys` writes the
 ## student copies, stores its public tests' expected values, validates it alone (its solution,
-## its stub, its tests, its stored values) and runs its hint and mistake tests.
+## its stub, its tests, its stored values) and runs its hint and mistake tests, with the rules
+## every exercise keeps (two mistakes each, every hint given to one).
 exercise: $(INSTALLED)
 	@[ -n "$(NAME)" ] || { echo "make exercise needs NAME=, an exercise of grader/course.py" >&2; exit 2; }
 	$(BIN)/python -m grader generate
 	$(BIN)/python -m grader refresh-expected $(NAME)
 	$(BIN)/python -m grader validate $(NAME)
-	$(BIN)/python -m pytest -p no:cacheprovider -q tests/hints -k "$(NAME)"
+	$(BIN)/python -m pytest -p no:cacheprovider -q tests/hints \
+		-k "$(NAME) or two_mistakes or test_hints"
 
 ## After changing the dependencies in pyproject.toml: lock them again, for every supported
 ## Python, and export the lock for the conda route (requirements.txt).

@@ -8,6 +8,7 @@ and no outputs.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import textwrap
 from collections.abc import Sequence
@@ -313,7 +314,7 @@ def landing_with_table(text: str, lessons: Sequence[str] | None = None) -> str:
 LIST_START = "Open `exercises/"
 #: An exercise's heading in its notebook, "## 2. ★★ `shard_shape(...)`: the block each device
 #: holds": its stars, name and title.
-HEADING = re.compile(r"^## \d+\. (★+) `(\w+)[^`\n]*`: (.+)$", re.M)
+HEADING = re.compile(r"^## (\d+)\. (★+) `(\w+)[^`\n]*`: (.+)$", re.M)
 
 
 def graded_on(exercise: Exercise) -> tuple[int, ...]:
@@ -339,13 +340,23 @@ def exercise_list(lesson: str) -> str:
 
     exercises = [e for e in EXERCISES if e.lesson == lesson]
     solved = nbformat.read(SOLUTIONS / f"{lesson}.ipynb", as_version=4)
-    headings = {name: (stars, title) for cell in solved.cells if cell.cell_type == "markdown"
-                for stars, name, title in HEADING.findall(cell.source)}
-    for e in exercises:
+    headings = {name: (int(number), stars, title) for cell in solved.cells
+                if cell.cell_type == "markdown"
+                for number, stars, name, title in HEADING.findall(cell.source)}
+    for position, e in enumerate(exercises, 1):
         if e.name not in headings:
             raise ListError(texts.LIST_NO_HEADING.format(lesson=lesson, name=e.name))
+        if headings[e.name][0] != position:
+            raise ListError(texts.LIST_NUMBER.format(lesson=lesson, name=e.name,
+                                                     number=headings[e.name][0],
+                                                     position=position))
+    for before, after in itertools.pairwise(exercises):
+        if len(headings[after.name][1]) < len(headings[before.name][1]):
+            raise ListError(texts.LIST_ORDER.format(
+                lesson=lesson, name=after.name, stars=headings[after.name][1],
+                before=before.name, harder=headings[before.name][1]))
     lines = [f"{LIST_START}{lesson}.ipynb`: its exercises, easiest first.", ""]
-    lines += [f"{i}. {headings[e.name][0]} `{e.name}`: {headings[e.name][1]}"
+    lines += [f"{i}. {headings[e.name][1]} `{e.name}`: {headings[e.name][2]}"
               for i, e in enumerate(exercises, 1)]
     groups: dict[tuple[int, ...], list[str]] = {}
     for e in exercises:

@@ -16,6 +16,15 @@ LIST_NO_HEADING = (
     "{lesson}.ipynb has no heading for `{name}`: give it one, such as \"## 1. ★ `{name}(...)`: "
     "what it does\" (its stars say how hard it is; the lesson lists its title)"
 )
+LIST_NUMBER = (
+    "solutions/{lesson}.ipynb numbers `{name}` {number}, and it is exercise {position} of the "
+    "lesson in grader/course.py: number the headings in that order"
+)
+LIST_ORDER = (
+    "the lesson lists its exercises easiest first, in grader/course.py's order, and `{name}` "
+    "({stars}) comes after `{before}` ({harder}): move it in grader/course.py to where its "
+    "stars belong, and number the headings in solutions/{lesson}.ipynb again"
+)
 LIST_NO_PLACE = (
     "notebooks/{lesson}.ipynb needs one Markdown cell with \"## Exercises\" and, under it, a "
     "line starting \"{start}\": the list of its exercises is written from there to the "

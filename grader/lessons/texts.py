@@ -149,3 +149,10 @@ ROUTING_SUMMARY = "capacity {capacity}: {each}; {kept} kept and {dropped} droppe
 ROUTING_TITLE = "device {device}: {dropped} dropped"
 ROUTING_EXPERT = "expert"
 ROUTING_SLOT = "slot (the line: capacity {capacity})"
+
+# --- values per device (per_device_drawing.py) ---------------------------------------------
+PER_DEVICE_NONE = "per_device_figure needs at least one panel of values, by name"
+PER_DEVICE_SHAPE = ("panel {name!r} should be finite numbers, a row per device and a column per "
+                    "value (at most {rows} x {columns}); got shape {shape}")
+PER_DEVICE_TITLE = "{name}\n{distinct} distinct row(s) of {devices}"
+PER_DEVICE_SUMMARY = "{name}: {distinct} distinct block(s) of {devices}"

@@ -337,8 +337,8 @@ def test_every_lessons_list_of_exercises_is_what_generate_writes():
 def test_a_lessons_list_follows_the_course_list_and_the_hidden_tests(monkeypatch, tmp_path):
     """Is an exercise declared in grader/course.py listed at once, with the stars and title of
     its heading in the solutions; are the device counts said those its hidden tests run on;
-    and does an exercise without a heading, or a lesson with no place for its list, get a
-    sentence naming the fix?"""
+    and does an exercise without a heading, numbered out of place or listed after a harder one,
+    or a lesson with no place for its list, get a sentence naming the fix?"""
     from grader.course import Exercise
 
     listed = generate.exercise_list("01_sharding")
@@ -348,20 +348,31 @@ def test_a_lessons_list_follows_the_course_list_and_the_hidden_tests(monkeypatch
                            "and 2 devices.")
     assert generate.exercise_list("04_prng").endswith(
         "The grader runs the hidden tests on 8 and 2 devices.")
-    new = Exercise("step_noise", lesson="04_prng", summary="Noise for step s of a run.")
+    new = Exercise("made_up_for_a_test", lesson="04_prng", summary="Never a real exercise.")
     monkeypatch.setattr(course, "EXERCISES", (*course.EXERCISES, new))
     with pytest.raises(generate.ListError, match=r"solutions/04_prng.ipynb has no heading for "
-                                                 r"`step_noise`: give it one, such as"):
+                                                 r"`made_up_for_a_test`: give it one, such as"):
         generate.exercise_list("04_prng")
     solved = nbformat.read(course.SOLUTIONS / "04_prng.ipynb", as_version=4)
-    solved.cells.append(nbformat.v4.new_markdown_cell("## 5. ★★ `step_noise(key, step)`: new"))
+    solved.cells.append(nbformat.v4.new_markdown_cell("## 5. ★★★ `made_up_for_a_test(x)`: new"))
     nbformat.write(solved, tmp_path / "04_prng.ipynb")
     monkeypatch.setattr(generate, "SOLUTIONS", tmp_path)
     listed = generate.exercise_list("04_prng")  # no hidden test yet: the default, 8 devices
-    assert "\n5. ★★ `step_noise`: new\n" in listed
-    assert listed.endswith("on 8 and 2 devices; for `step_noise`, on 8 devices.")
+    assert "\n5. ★★★ `made_up_for_a_test`: new\n" in listed
+    assert listed.endswith("on 8 and 2 devices; for `made_up_for_a_test`, on 8 devices.")
+    for heading, refusal in (("## 4. ★★★ `made_up_for_a_test(x)`: new", "numbers "
+                              "`made_up_for_a_test` 4, and it is exercise 5"),
+                             ("## 5. ★ `made_up_for_a_test(x)`: new", r"`made_up_for_a_test` "
+                              r"\(★\) comes after `fixed_noisy_step` \(★★★\): move it")):
+        solved.cells[-1].source = heading
+        nbformat.write(solved, tmp_path / "04_prng.ipynb")
+        with pytest.raises(generate.ListError, match=refusal):
+            generate.exercise_list("04_prng")
+    solved.cells[-1].source = "## 5. ★★★ `made_up_for_a_test(x)`: new"
+    nbformat.write(solved, tmp_path / "04_prng.ipynb")
     lesson = nbformat.read(course.LESSON_NOTEBOOKS / "04_prng.ipynb", as_version=4)
-    assert "`step_noise`" in generate.with_exercise_list(lesson, "04_prng").cells[-1].source
+    written = generate.with_exercise_list(lesson, "04_prng").cells[-1].source
+    assert "`made_up_for_a_test`" in written and written.startswith("## Exercises")
     lesson.cells = [c for c in lesson.cells if "## Exercises" not in c.source]
     with pytest.raises(generate.ListError, match="needs one Markdown cell with"):
         generate.with_exercise_list(lesson, "04_prng")
