@@ -360,6 +360,57 @@ def strategies_summary(strategies: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def processes_figure(blocks: Sequence[Mapping[str, Any]], axis: str = "data") -> Drawing:
+    """Draw one mesh axis spanning several processes: a cell per mesh position, in that
+    position's colour, with the id of the device there and the rows of the array it holds,
+    and under the cells a band per process over the positions whose devices it drives.
+    ``blocks``: one per device, ``{"position", "device", "process", "rows": (start, stop)}``,
+    as each process reports its own (``addressable_shards``)."""
+    found = sorted(blocks, key=lambda b: b["position"])
+    if not found or [b["position"] for b in found] != list(range(len(found))):
+        raise LayoutError(texts.PROCESSES_POSITIONS.format(got=[b.get("position") for b in found]))
+    processes = sorted({b["process"] for b in found})
+    fig = Drawing(figsize=(max(1.0 * len(found) + 0.6, 4), 2.0), layout="constrained")
+    ax = fig.subplots()
+    ax.set_gid("processes")
+    for b in found:
+        x, (start, stop) = b["position"], b["rows"]
+        ax.add_patch(Rectangle((x, 0), 1, 1, facecolor=device_colour(x), edgecolor="white",
+                               linewidth=2, gid=f"position-{x}"))
+        rows = f"row {start}" if stop - start == 1 else f"rows {start}-{stop - 1}"
+        ax.text(x + 0.5, 0.5, f"device\n{b['device']}\n{rows}", ha="center", va="center",
+                fontsize=7, gid=f"position-label-{x}")
+    for p in processes:
+        mine = [b["position"] for b in found if b["process"] == p]
+        ax.add_patch(Rectangle((min(mine) + 0.05, 1.15), max(mine) - min(mine) + 0.9, 0.4,
+                               facecolor="#e8eaed", edgecolor="#5f6368", gid=f"process-{p}"))
+        ax.text((min(mine) + max(mine) + 1) / 2, 1.35, texts.PROCESSES_BAND.format(
+            process=p, devices=len(mine)), ha="center", va="center", fontsize=8,
+            gid=f"process-label-{p}")
+    ax.set_xlim(0, len(found))
+    ax.set_ylim(1.6, 0)
+    ax.set_xticks([x + 0.5 for x in range(len(found))], [str(x) for x in range(len(found))],
+                  fontsize=7)
+    ax.set_xlabel(texts.PROCESSES_X.format(axis=axis), fontsize=8)
+    ax.set_yticks([])
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
+    ax.set_title(texts.PROCESSES_TITLE.format(axis=axis, size=len(found),
+                                              processes=len(processes)), fontsize=9, loc="left")
+    return fig
+
+
+def processes_summary(blocks: Sequence[Mapping[str, Any]], axis: str = "data") -> str:
+    """One line: for each process, the mesh positions, devices and rows it holds."""
+    found = sorted(blocks, key=lambda b: b["position"])
+    each = "; ".join(texts.PROCESSES_EACH.format(
+        process=p, positions=[b["position"] for b in found if b["process"] == p],
+        devices=[b["device"] for b in found if b["process"] == p],
+        rows=[tuple(b["rows"]) for b in found if b["process"] == p])
+        for p in sorted({b["process"] for b in found}))
+    return texts.PROCESSES_SUMMARY.format(axis=axis, size=len(found), each=each)
+
+
 def _render(
     shape: tuple[int, ...], mesh_shape: dict[str, int], entries: tuple[tuple[str, ...], ...],
     spec_label: str, found: list[Block], dtype: str, ids: np.ndarray,

@@ -36,6 +36,14 @@ STRATEGIES_PANEL = "{name} {spec}: {nbytes:,} B each"
 STRATEGIES_ROW = "{strategy}\n{held:,} B per device"
 STRATEGIES_SUMMARY = "{strategy}: {parts}; {held:,} bytes per device"
 
+PROCESSES_POSITIONS = ("a mesh axis over processes needs one block per position 0, 1, ..., "
+                       "each with its device, process and rows; got positions {got}")
+PROCESSES_BAND = "process {process}: {devices} local devices"
+PROCESSES_X = "position along the mesh axis {axis!r}"
+PROCESSES_TITLE = "one mesh, {axis!r}: {size}, over {processes} processes"
+PROCESSES_EACH = "process {process} positions {positions}, devices {devices}, rows {rows}"
+PROCESSES_SUMMARY = "mesh {axis!r}: {size}: {each}"
+
 # --- drawings of collectives (grader/lessons/collective_drawing.py) -----------------------
 MOVE_KIND = "there is no drawing of {kind!r}: choose one of {kinds}"
 MOVE_DEVICES = "a collective is drawn on 1 to {max} devices, not {n}"

@@ -17,6 +17,8 @@ from grader.lessons.drawing import (
     blocks,
     draw_layout,
     layout_figure,
+    processes_figure,
+    processes_summary,
     strategies_figure,
     strategies_summary,
 )
@@ -244,6 +246,39 @@ def test_strategies_that_place_different_arrays_or_none_are_refused():
                           NamedSharding(jax.make_mesh((8,), ("d",)), P(None, None, "d")))
     with pytest.raises(LayoutError, match="at most 2 dimensions"):
         strategies_figure({"cube": {"x": cube}})
+
+
+# A mesh axis of 4 positions over 2 processes, as each reports its blocks: process 1's devices
+# have ids of their own (2048, ...), and each device holds one row of the array.
+SPANNING = [{"position": i, "device": i if i < 2 else 2046 + i, "process": i // 2,
+             "rows": (i, i + 1)} for i in range(4)]
+
+
+def test_a_mesh_over_processes_shows_each_position_its_device_and_its_process():
+    """Is each mesh position a cell in its position's colour, labelled with its device and rows;
+    is each process a band over exactly its positions; and does the summary say the same?"""
+    fig = processes_figure(list(reversed(SPANNING)))  # in any order, as processes report
+    found = {p.get_gid(): p for p in fig.axes[0].patches}
+    texts_ = {t.get_gid(): t.get_text() for t in fig.axes[0].texts}
+    for b in SPANNING:
+        cell = found[f"position-{b['position']}"]
+        assert (cell.get_x(), cell.get_width()) == (b["position"], 1)
+        assert cell.get_facecolor() == to_rgba(device_colour(b["position"]))
+        assert texts_[f"position-label-{b['position']}"] == (
+            f"device\n{b['device']}\nrow {b['rows'][0]}")
+    for process, (left, right) in enumerate(((0, 2), (2, 4))):
+        band = found[f"process-{process}"]
+        assert left < band.get_x() < band.get_x() + band.get_width() < right
+        assert texts_[f"process-label-{process}"] == f"process {process}: 2 local devices"
+    assert fig.axes[0].get_title(loc="left") == "one mesh, 'data': 4, over 2 processes"
+    assert processes_summary(SPANNING) == (
+        "mesh 'data': 4: process 0 positions [0, 1], devices [0, 1], rows [(0, 1), (1, 2)]; "
+        "process 1 positions [2, 3], devices [2048, 2049], rows [(2, 3), (3, 4)]")
+
+
+def test_a_mesh_over_processes_needs_every_position_once():
+    with pytest.raises(LayoutError, match="one block per position"):
+        processes_figure(SPANNING[:1] + SPANNING[2:])
 
 
 def test_a_drawing_shows_itself_as_a_png():
