@@ -356,7 +356,8 @@ def strategies_summary(strategies: Mapping[str, Mapping[str, Any]]) -> str:
                           f"{'x'.join(map(str, placed[name].shape)) or 'scalar'}"
                           for name, x in arrays.items())
         lines.append(texts.STRATEGIES_SUMMARY.format(
-            strategy=strategy, parts=parts, held=sum(b.nbytes for b in placed.values())))
+            strategy=" ".join(strategy.split()), parts=parts,
+            held=sum(b.nbytes for b in placed.values())))
     return "\n".join(lines)
 
 
