@@ -259,7 +259,7 @@ def exercise_table() -> str:
         "| --- | --- | --- | --- |",
     ]
     for e in EXERCISES:
-        devices = " and ".join(map(str, e.device_counts)) + " devices"
+        devices = _and(list(map(str, graded_on(e)))) + " devices"
         rows.append(f"| {e.lesson} | `{e.name}` | {e.summary} | {devices} |")
     return "\n".join(rows)
 
@@ -313,7 +313,7 @@ def landing_with_table(text: str, lessons: Sequence[str] | None = None) -> str:
 #: exercises goes above this line.
 LIST_START = "Open `exercises/"
 #: An exercise's heading in its notebook, "## 2. ★★ `shard_shape(...)`: the block each device
-#: holds": its stars, name and title.
+#: holds": its number, stars, name and title.
 HEADING = re.compile(r"^## (\d+)\. (★+) `(\w+)[^`\n]*`: (.+)$", re.M)
 
 
