@@ -35,8 +35,8 @@ PARTS = (("argument", texts.MEMORY_ARGUMENTS, device_colour(4)),
 
 
 def bound(chip, intensity: float) -> str:
-    """"compute" where an operation of this many FLOPs per byte is limited by the chip's
-    matrix-product rate, else "memory"."""
+    """Which roof limits an operation of this many FLOPs per byte on the chip: "compute"
+    (its matrix-product rate) past the ridge, else "memory"."""
     return "compute" if intensity > chip.ridge else "memory"
 
 

@@ -1,4 +1,4 @@
-"""Two interactive explorers for the lessons, built with ipywidgets.
+"""Three interactive explorers for the lessons, built with ipywidgets.
 
 - :func:`layout_explorer`: choose a mesh (axis names and sizes), an array shape and a
   PartitionSpec entry per dimension; see the layout drawing, the block every device holds, and
@@ -6,6 +6,8 @@
 - :func:`collective_stepper`: step through a collective device by device: any kind of
   :data:`grader.lessons.collective_drawing.KINDS` (psum, all_gather, psum_scatter, ppermute,
   all_to_all, broadcast, scatter, reduce, gather).
+- :func:`bubble_explorer`: choose a pipeline's stages and microbatches; see GPipe's forward
+  schedule and its bubble, the share of stage-ticks idle (lesson 8).
 
 Each explorer is a pure model, state in and what to show out (:func:`layout_view`,
 :func:`stepper_view`), wrapped in a thin widget that reads its controls, asks the model and
@@ -480,12 +482,92 @@ def drawing() -> widgets.Image:
                                                              max_width="100%"))
 
 
+# --- the bubble explorer -------------------------------------------------------------------------
+#: The most stages and microbatches the bubble explorer offers.
+MAX_STAGES, MAX_MICROBATCHES = 8, 32
+
+
+@dataclass(frozen=True)
+class BubbleView:
+    """What the bubble explorer shows: GPipe's forward schedule for these sizes."""
+
+    stages: int
+    microbatches: int
+
+    @property
+    def bubble(self) -> float:
+        """The idle share of the schedule's stage-ticks, (stages - 1) / (microbatches + stages
+        - 1), read from the schedule itself."""
+        from grader.lessons.schedule_drawing import gpipe_forward, idle_share
+
+        return idle_share(gpipe_forward(self.stages, self.microbatches), self.stages)
+
+    @property
+    def caption(self) -> str:
+        return texts.BUBBLE_CAPTION.format(stages=self.stages, microbatches=self.microbatches,
+                                           ticks=self.microbatches + self.stages - 1,
+                                           bubble=self.bubble)
+
+    def png(self) -> bytes:
+        return _bubble_png(self.stages, self.microbatches)
+
+
+def bubble_view(stages: int, microbatches: int) -> BubbleView:
+    """The schedule to show, its sizes kept within the explorer's range."""
+    return BubbleView(min(max(stages, 1), MAX_STAGES),
+                      min(max(microbatches, 1), MAX_MICROBATCHES))
+
+
+class BubbleExplorer(widgets.VBox):
+    """GPipe's bubble as the microbatches grow. Build it with :func:`bubble_explorer`."""
+
+    def __repr__(self) -> str:  # shown where the widget cannot be drawn
+        return texts.BUBBLE_AS_TEXT
+
+    def __init__(self, stages: int, microbatches: int):
+        style = {"description_width": "initial"}
+        view = bubble_view(stages, microbatches)
+        self.stages = widgets.IntSlider(value=view.stages, min=1, max=MAX_STAGES,
+                                        description="stages", style=style)
+        self.microbatches = widgets.IntSlider(value=view.microbatches, min=1,
+                                              max=MAX_MICROBATCHES, description="microbatches",
+                                              style=style)
+        self.caption = widgets.HTML()
+        self.image = drawing()
+        self.view: BubbleView | None = None
+        super().__init__([widgets.HBox([self.stages, self.microbatches]), self.caption,
+                          self.image])
+        for control in (self.stages, self.microbatches):
+            control.observe(lambda _: self.refresh(), names="value")
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Show the schedule the sliders select."""
+        self.view = view = bubble_view(self.stages.value, self.microbatches.value)
+        self.caption.value = f"<b>{html.escape(view.caption)}</b>"
+        self.image.value = view.png()
+
+
+def bubble_explorer(stages: int = 4, microbatches: int = 4) -> BubbleExplorer:
+    """Move the sliders to see GPipe's forward schedule and its bubble for any number of
+    stages (at most 8) and microbatches (at most 32)."""
+    return BubbleExplorer(stages, microbatches)
+
+
 # --- rendering ------------------------------------------------------------------------------------
 def figure_png(figure) -> bytes:
     """A figure as PNG bytes, as the course's drawings show themselves."""
     from grader.lessons.drawing import png
 
     return png(figure)
+
+
+@lru_cache(maxsize=128)
+def _bubble_png(stages: int, microbatches: int) -> bytes:
+    from grader.lessons.schedule_drawing import gpipe_forward, schedule_figure
+
+    name = texts.BUBBLE_NAME.format(microbatches=microbatches)
+    return figure_png(schedule_figure({name: gpipe_forward(stages, microbatches)}, stages))
 
 
 @lru_cache(maxsize=128)

@@ -44,6 +44,12 @@ def from_log(log: np.ndarray | Sequence[Sequence[int]]) -> dict[tuple[int, int],
             for s, k in enumerate(row) if k >= 0}
 
 
+def gpipe_forward(stages: int, microbatches: int) -> dict[tuple[int, int], tuple[str, int]]:
+    """GPipe's forward pass by its rule: stage ``s`` works on microbatch ``k`` at tick
+    ``s + k``, so ``microbatches + stages - 1`` ticks in all."""
+    return {(s, s + k): ("F", k) for s in range(stages) for k in range(microbatches)}
+
+
 def shape(schedule: Schedule, stages: int | None = None) -> tuple[int, int]:
     """(stages, ticks) a schedule spans: ``stages`` if given, else its highest stage + 1."""
     if not schedule:

@@ -92,6 +92,10 @@ EXPLORER_SPEC_GAP = (
 #: that renders notebooks): ipywidgets cuts the text at 110 characters.
 EXPLORER_AS_TEXT = "The layout explorer (a widget): run this cell to draw it and try other specs."
 STEPPER_AS_TEXT = "The collective stepper (a widget): run this cell to draw it and step through."
+BUBBLE_AS_TEXT = "The bubble explorer (a widget): run this cell to move its sliders."
+BUBBLE_CAPTION = ("GPipe forward, {stages} stages x {microbatches} microbatches: {ticks} ticks, "
+                  "bubble {bubble:.1%}")
+BUBBLE_NAME = "GPipe forward, {microbatches} microbatches"
 EXPLORER_AXES_RANGE = "the explorer draws meshes of 1 to {max} axes, got {mesh}"
 EXPLORER_SPEC_RANGE = "the explorer shows specs of up to {max} entries, got {spec}"
 EXPLORER_UNKNOWN_KIND = "unknown collective {kind!r}; the explorer knows {kinds}"

@@ -237,6 +237,50 @@ def test_moving_a_control_of_the_explorers_changes_the_drawing(
     nb.screenshot(stepper, artefacts / "stepper_step2.png")
 
 
+def test_a_lesson_shows_its_figures_and_its_widget_redraws(page, lab, artefacts):
+    """Does lesson 8, opened as it is stored, show the schedule its cells drew; and run up to
+    its bubble explorer, does typing another number of microbatches redraw the schedule, with
+    its bubble in the caption?"""
+    from playwright.sync_api import expect
+
+    from grader.lessons.explorer import figure_png
+    from grader.lessons.schedule_drawing import gpipe_forward, schedule_figure
+
+    nb = Notebook(page, lab, lab.copy(ROOT / "notebooks" / "08_pipeline.ipynb"))
+    stored = nb.cell("schedule_figure(forward, n)").locator(".jp-OutputArea-output img")
+    expect(stored).to_be_visible()
+    assert stored.evaluate("img => img.complete && img.naturalWidth") > 100  # decoded, drawn
+    # Run as a learner who cleared the outputs: each cell's count then shows it ran.
+    lesson = nbformat.read(ROOT / "notebooks" / "08_pipeline.ipynb", as_version=4)
+    for cell in lesson.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    nbformat.write(lesson, lab.root / "08_pipeline_cleared.ipynb")
+    nb = Notebook(page, lab, "08_pipeline_cleared.ipynb")
+    code = nb.panel.locator(".jp-Notebook .jp-CodeCell")
+    for i in range(code.count()):
+        nb.run(code.nth(i))
+        if "bubble_explorer(n, 4)" in code.nth(i).locator(".cm-content").inner_text():
+            break
+    expect(nb.errors()).to_have_count(0)
+    explorer = nb.cell("bubble_explorer(n, 4)")
+    drawing = explorer.locator("img.widget-image")
+    expect(drawing).to_be_visible()
+    expect(explorer).to_contain_text("GPipe forward, 8 stages x 4 microbatches: 11 ticks")
+    first = drawing.get_attribute("src")
+    readout = explorer.locator(".widget-slider", has_text="microbatches").locator(
+        ".widget-readout")
+    readout.click()
+    page.keyboard.press("Control+a")
+    page.keyboard.type("16")
+    page.keyboard.press("Enter")
+    expect(explorer).to_contain_text("8 stages x 16 microbatches: 23 ticks, bubble 30.4%")
+    expect(drawing).not_to_have_attribute("src", first)
+    assert shown_png(drawing) == figure_png(schedule_figure(
+        {"GPipe forward, 16 microbatches": gpipe_forward(8, 16)}, 8))
+    nb.screenshot(explorer, artefacts / "bubble_explorer_16.png")
+
+
 #: A stand-in for a test process: it starts JupyterLab as the fixture does, starts a kernel in
 #: it, prints their process ids, and waits to be killed.
 HOLDS_A_LAB = """\

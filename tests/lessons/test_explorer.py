@@ -12,6 +12,8 @@ from grader.lessons.explorer import (
     OMIT,
     LayoutState,
     StepperState,
+    bubble_explorer,
+    bubble_view,
     collective_stepper,
     figure_png,
     layout_explorer,
@@ -294,10 +296,38 @@ def test_where_a_widget_cannot_be_drawn_its_text_says_what_it_is_and_to_run_the_
 
     for widget, text, lesson in (
             (layout_explorer((8, 6), MESH, ("x", None)), texts.EXPLORER_AS_TEXT, "01_sharding"),
-            (collective_stepper("psum", 4), texts.STEPPER_AS_TEXT, "03_collectives")):
+            (collective_stepper("psum", 4), texts.STEPPER_AS_TEXT, "03_collectives"),
+            (bubble_explorer(4, 4), texts.BUBBLE_AS_TEXT, "08_pipeline")):
         assert widget._repr_mimebundle_()["text/plain"] == text and "run this cell" in text
         cells = json.loads((ROOT / "notebooks" / f"{lesson}.ipynb").read_text())["cells"]
         stored = [output["data"]["text/plain"] for cell in cells
                   for output in cell.get("outputs", [])
                   if "application/vnd.jupyter.widget-view+json" in output.get("data", {})]
         assert stored and all("".join(shown) == text for shown in stored), stored
+
+
+@pytest.mark.parametrize(("stages", "microbatches"), [(1, 1), (2, 3), (4, 4), (8, 32)])
+def test_the_bubble_shown_is_the_idle_share_of_gpipes_schedule(stages, microbatches):
+    """Is the bubble the explorer gives, read from the schedule it draws, (n - 1) / (m + n - 1)
+    for n stages and m microbatches?"""
+    view = bubble_view(stages, microbatches)
+    assert view.bubble == pytest.approx((stages - 1) / (microbatches + stages - 1))
+    assert f"{microbatches + stages - 1} ticks" in view.caption
+
+
+def test_the_bubble_explorer_keeps_its_sizes_within_range():
+    assert (bubble_view(0, 99).stages, bubble_view(0, 99).microbatches) == (1, 32)
+    assert bubble_view(9, 1).stages == 8
+
+
+def test_moving_the_microbatches_redraws_the_schedule_and_its_bubble():
+    """Does the explorer start on the schedule it is given, and does moving the microbatches
+    slider draw GPipe's schedule for the new size, with its bubble in the caption?"""
+    from grader.lessons.schedule_drawing import gpipe_forward, schedule_figure
+
+    explorer = bubble_explorer(4, 4)
+    assert "4 stages x 4 microbatches: 7 ticks, bubble 42.9%" in explorer.caption.value
+    explorer.microbatches.value = 16
+    assert "4 stages x 16 microbatches: 19 ticks, bubble 15.8%" in explorer.caption.value
+    assert explorer.image.value == figure_png(schedule_figure(
+        {"GPipe forward, 16 microbatches": gpipe_forward(4, 16)}, 4))

@@ -13,6 +13,7 @@ from grader.lessons.schedule_drawing import (
     MAX_LABELLED,
     MAX_TICKS,
     from_log,
+    gpipe_forward,
     idle_share,
     schedule_figure,
     summary,
@@ -100,3 +101,10 @@ def test_the_lessons_forward_log_gives_the_bubble_formula():
             for s in range(n):
                 log[k + s, s] = k
         assert idle_share(from_log(log), n) == pytest.approx((n - 1) / (m + n - 1))
+
+
+def test_gpipes_forward_by_its_rule_is_the_schedule_a_pipeline_logs():
+    """Is stage s on microbatch k at tick s + k: the log lesson 8's pipeline writes for 2
+    stages and 2 microbatches?"""
+    assert gpipe_forward(2, 2) == from_log(LOG)
+    assert idle_share(gpipe_forward(4, 12), 4) == pytest.approx(3 / 15)
