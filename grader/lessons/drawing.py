@@ -8,10 +8,15 @@ into its blocks, each painted in the colour of the device holding it (from
 colours; the mesh beside it with its axis names; and a title with the block shape and the bytes
 each device stores.
 
+:func:`strategies_figure` draws several placed arrays per strategy, a row each, their blocks
+painted the same way (lessons 2 and 5), and :func:`processes_figure` one mesh axis spanning
+several processes (lesson 6); each has a one-line summary for a reader without the picture.
+
 Every patch that shows data carries a gid, so tests (and curious readers) can find it:
 ``block-{device}`` for a device's share of a block, ``block-edge`` for a block's outline and
 ``mesh-{device}`` for a device's cell in the mesh. Array panels have the gid ``array`` and the
-mesh panel ``mesh``.
+mesh panel ``mesh``; a strategy's panels ``strategy-{row}-{column}``; a mesh position over
+processes ``position-{i}``, and a process's band ``process-{p}``.
 """
 
 from __future__ import annotations
