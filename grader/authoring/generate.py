@@ -259,7 +259,7 @@ def exercise_table() -> str:
         "| --- | --- | --- | --- |",
     ]
     for e in EXERCISES:
-        devices = _and(list(map(str, graded_on(e)))) + " devices"
+        devices = _devices(graded_on(e))
         rows.append(f"| {e.lesson} | `{e.name}` | {e.summary} | {devices} |")
     return "\n".join(rows)
 
@@ -332,6 +332,11 @@ def _and(items: Sequence[str]) -> str:
     return f"{', '.join(rest)} and {last}" if rest else last
 
 
+def _devices(counts: Sequence[int]) -> str:
+    """(8, 2, 4) -> "8, 2 and 4 devices"."""
+    return f"{_and([str(n) for n in counts])} devices"
+
+
 def exercise_list(lesson: str) -> str:
     """A lesson's list of its exercises, from the course's one list: where they are, each
     one's stars and title (its heading in the solutions), then the device counts the grader
@@ -362,8 +367,8 @@ def exercise_list(lesson: str) -> str:
     for e in exercises:
         groups.setdefault(graded_on(e), []).append(f"`{e.name}`")
     most, *others = sorted(groups, key=lambda counts: -len(groups[counts]))
-    said = [f"on {_and(list(map(str, most)))} devices"]
-    said += [f"for {_and(groups[counts])}, on {_and(list(map(str, counts)))} devices"
+    said = [f"on {_devices(most)}"]
+    said += [f"for {_and(groups[counts])}, on {_devices(counts)}"
              for counts in others]
     lines += ["", f"The grader runs the hidden tests {'; '.join(said)}."]
     return "\n".join(lines)

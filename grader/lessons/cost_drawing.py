@@ -24,7 +24,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MultipleLocator
 
 from grader.lessons import texts
-from grader.lessons.drawing import Drawing
+from grader.lessons.drawing import Drawing, unframed
 from grader.palette import device_colour
 
 #: The parts of a program's memory, drawn left to right: (the key ``memory_analysis`` gives,
@@ -81,8 +81,7 @@ def roofline_figure(chip, intensities: Mapping[str, float]) -> Drawing:
     ax.set_xlabel(texts.ROOFLINE_X)
     ax.set_ylabel(texts.ROOFLINE_Y)
     ax.set_title(texts.ROOFLINE_TITLE.format(chip=chip.name), fontsize=9, loc="left")
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    unframed(ax)
     return fig
 
 
@@ -130,8 +129,7 @@ def memory_figure(programs: Mapping[str, Mapping[str, int]], title: str) -> Draw
     ax.set_title(title, fontsize=9, loc="left")
     ax.legend(fontsize=7, loc="lower right", ncols=4, frameon=False,
               bbox_to_anchor=(1, 1.0 + 0.35 / max(1, len(rows))))
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    unframed(ax)
     return fig
 
 

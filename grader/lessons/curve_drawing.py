@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from grader.lessons import texts
-from grader.lessons.drawing import Drawing
+from grader.lessons.drawing import Drawing, unframed
 from grader.palette import device_colour
 
 #: A curve: its points (x, y), in order.
@@ -75,6 +75,5 @@ def curves_figure(curves: Mapping[str, Curve], *, x_label: str, y_label: str,
     ax.set_ylabel(y_label)
     ax.set_title(title, fontsize=9, loc="left")
     ax.legend(fontsize=8, frameon=False)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    unframed(ax)
     return fig

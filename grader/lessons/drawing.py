@@ -82,6 +82,12 @@ def png(figure: Figure) -> bytes:
     return small.getvalue()
 
 
+def unframed(ax, sides: Sequence[str] = ("top", "right")) -> None:
+    """Hide these sides of an axes' frame, as the course's plots and grids show them."""
+    for side in sides:
+        ax.spines[side].set_visible(False)
+
+
 class Drawing(Figure):
     """A matplotlib Figure that shows itself as a PNG in a notebook, with or without pyplot
     (:func:`png`)."""
@@ -399,8 +405,7 @@ def processes_figure(blocks: Sequence[Mapping[str, Any]], axis: str = "data") ->
                   fontsize=7)
     ax.set_xlabel(texts.PROCESSES_X.format(axis=axis), fontsize=8)
     ax.set_yticks([])
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
+    unframed(ax, ("top", "right", "left"))
     ax.set_title(texts.PROCESSES_TITLE.format(axis=axis, size=len(found),
                                               processes=len(processes)), fontsize=9, loc="left")
     return fig

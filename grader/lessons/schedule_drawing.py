@@ -24,7 +24,7 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from grader.lessons import texts
-from grader.lessons.drawing import Drawing
+from grader.lessons.drawing import Drawing, unframed
 from grader.palette import device_colour
 
 #: A schedule: (stage, tick) -> (kind, microbatch), kind "F" or "B"; a missing cell is idle.
@@ -120,7 +120,6 @@ def _panel(ax, panel: int, name: str, schedule: Schedule, rows: int, ticks: int,
                   fontsize=8)
     ax.tick_params(axis="x", labelsize=8)
     ax.set_aspect("auto")
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
+    unframed(ax)
     ax.set_title(texts.SCHEDULE_TITLE.format(name=name, share=idle_share(schedule, stages)),
                  fontsize=9, loc="left")
