@@ -92,3 +92,10 @@ def mesh_of(x: Any) -> Any:
         "types": [str(kind) for kind in mesh.axis_types],
         "device_ids": np.asarray(mesh.device_ids),
     }
+
+
+def floats(values: Any) -> jax.Array:
+    """``values`` as a float32 array, cast by numpy: ``jnp.asarray(values, jnp.float32)``
+    casts on the device instead, a program compiled once per shape (a few hundredths of a
+    second each, several per test, in the time ``check`` takes)."""
+    return jax.numpy.asarray(np.asarray(values, np.float32))

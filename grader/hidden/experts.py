@@ -20,7 +20,7 @@ from grader.framework.judge import (
     traces,
     what_runs,
 )
-from grader.framework.placement import layout
+from grader.framework.placement import floats, layout
 from grader.framework.probes import hlo_collectives, jitted, program_summary, trailing
 from grader.hints import experts as hints
 from grader.public.experts import (
@@ -84,10 +84,10 @@ def eight_groups_of_sixteen(fn):
 def predicts_what_the_layer_needs(fn):
     n, per_device, d, h = jax.device_count(), 12, 4, 16
     rng = np.random.default_rng(101)
-    x = jnp.asarray(rng.normal(size=(n * per_device, d)), jnp.float32)
-    w_router = jnp.asarray(rng.normal(size=(d, n)) + np.linspace(1, 0, n), jnp.float32)
-    w1 = jnp.asarray(rng.normal(size=(n, d, h)), jnp.float32)
-    w2 = jnp.asarray(rng.normal(size=(n, h, d)), jnp.float32)
+    x = floats(rng.normal(size=(n * per_device, d)))
+    w_router = floats(rng.normal(size=(d, n)) + np.linspace(1, 0, n))
+    w1 = floats(rng.normal(size=(n, d, h)))
+    w2 = floats(rng.normal(size=(n, h, d)))
     ids = np.asarray(jnp.argmax(x @ w_router, axis=-1)).astype(np.int32)
     needed = 1  # the first capacity at which no token comes back as zeros
     while needed < per_device and np.all(np.asarray(one_expert_per_device(needed)(

@@ -19,7 +19,7 @@ from jax.sharding import PartitionSpec as P
 from grader.framework.cases import case
 from grader.framework.hlo import collectives, collectives_in_hlo
 from grader.framework.judge import Hint, Verdict, close, result_close_to
-from grader.framework.placement import layout
+from grader.framework.placement import floats, layout
 from grader.framework.plain import Material
 from grader.framework.probes import Program, hlo_collectives, measure, trailing
 from grader.hints import cost as hints
@@ -196,7 +196,7 @@ def deep_mlp_inputs(seed: int, layers: int = 8, rows_per_device: int = 16,
     rng = np.random.default_rng(seed)
     ws = rng.normal(size=(layers, width, width)) / np.sqrt(width)
     x = rng.normal(size=(rows_per_device * jax.device_count(), width))
-    return jnp.asarray(ws, jnp.float32), jnp.asarray(x, jnp.float32)
+    return floats(ws), floats(x)
 
 
 def plain_dp_grads(ws, x):
@@ -269,7 +269,7 @@ def adam_inputs(seed: int, per_device: int = 3) -> tuple:
     size = per_device * n
     arrays = (rng.normal(size=size), rng.normal(size=(n, size)), 0.1 * rng.normal(size=size),
               0.01 * rng.random(size))
-    return tuple(jnp.asarray(a, jnp.float32) for a in arrays)
+    return tuple(floats(a) for a in arrays)
 
 
 def numpy_adam(params, local_grads, m, v, t, grads=None) -> list[np.ndarray]:
@@ -354,7 +354,7 @@ def linear_inputs(seed: int, batch_per_device: int, d_in_per_device: int) -> tup
     batch, d_in, d_out = batch_per_device * n, d_in_per_device * n, 3
     arrays = (rng.normal(size=(d_in, d_out)) / np.sqrt(d_in), rng.normal(size=(batch, d_in)),
               rng.normal(size=(batch, d_out)))
-    return tuple(jnp.asarray(a, jnp.float32) for a in arrays)
+    return tuple(floats(a) for a in arrays)
 
 
 def sgd_context(w, x, y) -> dict:

@@ -11,7 +11,7 @@ import numpy as np
 
 from grader.framework.cases import case
 from grader.framework.judge import Hint, close, result_close_to
-from grader.framework.placement import layout
+from grader.framework.placement import floats, layout
 from grader.framework.probes import hlo_collectives, jitted, trailing
 from grader.hints import experts as hints
 
@@ -33,15 +33,15 @@ def moe_inputs(seed: int, tokens_per_device: int = 6, d: int = 4, h: int = 6) ->
     arrays = (rng.normal(size=(tokens_per_device * n, d)), rng.normal(size=(d, experts)),
               rng.normal(size=(experts, d, h)) / np.sqrt(d),
               rng.normal(size=(experts, h, d)) / np.sqrt(h))
-    return tuple(jnp.asarray(a, jnp.float32) for a in arrays)
+    return tuple(floats(a) for a in arrays)
 
 
 def rs_inputs(seed: int, rows_per_device: int = 3, k_per_device: int = 2, cols: int = 5):
     """x (rows_per_device * n, k_per_device * n) and w (k_per_device * n, cols), float32."""
     n = jax.device_count()
     rng = np.random.default_rng(seed)
-    return (jnp.asarray(rng.normal(size=(rows_per_device * n, k_per_device * n)), jnp.float32),
-            jnp.asarray(rng.normal(size=(k_per_device * n, cols)), jnp.float32))
+    return (floats(rng.normal(size=(rows_per_device * n, k_per_device * n))),
+            floats(rng.normal(size=(k_per_device * n, cols))))
 
 
 # --- hint material, computed in numpy (no compilation) -----------------------------------

@@ -12,6 +12,7 @@ from jax.sharding import PartitionSpec as P
 from grader.framework import hlo
 from grader.framework.cases import case
 from grader.framework.judge import Hint, close, result_close_to
+from grader.framework.placement import floats
 from grader.framework.probes import Program, measure
 from grader.hints import pipeline as hints
 
@@ -22,14 +23,14 @@ D, B = 4, 2  # activations (B, D) and weights (D, D) differ in shape
 def stack(seed: int, layers: int, biases: bool = False):
     """Weights (layers, D, D) scaled so tanh stays away from saturation; biases (layers, D)."""
     rng = np.random.default_rng(seed)
-    ws = jnp.asarray(rng.normal(size=(layers, D, D)) * 1.5 / np.sqrt(D), jnp.float32)
+    ws = floats(rng.normal(size=(layers, D, D)) * 1.5 / np.sqrt(D))
     if not biases:
         return ws
-    return ws, jnp.asarray(0.3 * rng.normal(size=(layers, D)), jnp.float32)
+    return ws, floats(0.3 * rng.normal(size=(layers, D)))
 
 
 def microbatches(seed: int, m: int, rows: int = B) -> jax.Array:
-    return jnp.asarray(np.random.default_rng(seed).normal(size=(m, rows, D)), jnp.float32)
+    return floats(np.random.default_rng(seed).normal(size=(m, rows, D)))
 
 
 # --- the schedule a real pipeline runs --------------------------------------------------------

@@ -21,7 +21,7 @@ from grader.framework.judge import (
     first_hint,
     result_close_to,
 )
-from grader.framework.placement import layout
+from grader.framework.placement import floats, layout
 from grader.framework.probes import Program, hlo_collectives, measure
 from grader.hints import sequence as hints
 from grader.public.training import gathered_shapes
@@ -33,7 +33,7 @@ def attention_inputs(seed: int, block: int, d: int, dv: int) -> tuple:
     than q and k, so that what a program gathers can be told apart."""
     rng = np.random.default_rng(seed)
     size = block * jax.device_count()
-    return tuple(jnp.asarray(rng.normal(size=(size, width)), jnp.float32)
+    return tuple(floats(rng.normal(size=(size, width)))
                  for width in (d, d, dv))
 
 
@@ -275,7 +275,7 @@ def multihead_inputs(seed: int, block: int, heads: int, d: int, dv: int) -> tupl
     """q (L, heads, d), k (L, heads, d), v (L, heads, dv) with L = block * devices."""
     rng = np.random.default_rng(seed)
     size = block * jax.device_count()
-    return tuple(jnp.asarray(rng.normal(size=(size, heads, width)), jnp.float32)
+    return tuple(floats(rng.normal(size=(size, heads, width)))
                  for width in (d, d, dv))
 
 

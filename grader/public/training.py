@@ -12,7 +12,7 @@ from grader.framework import hlo
 from grader.framework.cases import case
 from grader.framework.footprint import SLACK, footprint
 from grader.framework.judge import PASS, Hint, Verdict, result_close_to, same
-from grader.framework.placement import layout
+from grader.framework.placement import floats, layout
 from grader.framework.plain import Material
 from grader.framework.probes import Program, hlo_collectives, measure, trailing
 from grader.hints import training as hints
@@ -30,14 +30,14 @@ def mlp_params(seed: int, d_in: int, hidden: int, d_out: int, biases: bool = Tru
     }
     if not biases:
         params = {k: v for k, v in params.items() if k.startswith("w")}
-    return {k: jnp.asarray(v, jnp.float32) for k, v in params.items()}
+    return {k: floats(v) for k, v in params.items()}
 
 
 def regression_batch(seed: int, rows: int, d_in: int, d_out: int) -> dict:
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(rows, d_in))
     y = np.tanh(x @ rng.normal(size=(d_in, d_out)))
-    return {"x": jnp.asarray(x, jnp.float32), "y": jnp.asarray(y, jnp.float32)}
+    return {"x": floats(x), "y": floats(y)}
 
 
 def model_axis_size() -> int:
@@ -198,7 +198,7 @@ def attention_inputs(seed: int, rows_per_block: int = 2, seq: int = 5, d_model: 
     x = rng.normal(size=(rows_per_block * data, seq, d_model))
     ws = [rng.normal(size=(d_model, heads, head_dim)) / np.sqrt(d_model) for _ in range(3)]
     wo = rng.normal(size=(heads, head_dim, d_model)) / np.sqrt(heads * head_dim)
-    return tuple(jnp.asarray(a, jnp.float32) for a in (x, *ws, wo))
+    return tuple(floats(a) for a in (x, *ws, wo))
 
 
 def first_heads_only(x, wq, wk, wv, wo) -> np.ndarray:

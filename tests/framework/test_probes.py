@@ -340,6 +340,36 @@ def test_a_copy_of_a_program_compiled_before_is_not_compiled_again(mesh):
     assert [float(programs[name, 1].run(x)[0]) for name in ("total", "largest")] == [120, 15]
 
 
+
+def test_a_measured_program_compiles_quickly_to_the_same_program(mesh):
+    """Is the executable a measure reads (compiled without LLVM's optimisation of the machine
+    code, for speed) the same program as JAX's default compile gives: the same optimised HLO
+    with its collectives and loops, the same buffers, the same cost, the same results?"""
+    ring = [(i, (i + 1) % N) for i in range(N)]
+
+    def ring_sums(x):
+        def local(block):
+            def turn(_, carry):
+                total, passing = carry
+                return total + jnp.tanh(passing) @ block.T, jax.lax.ppermute(passing, "data", ring)
+            return jax.lax.fori_loop(0, N, turn, (jnp.zeros_like(block @ block.T), block))[0]
+        return jax.shard_map(local, mesh=mesh, in_specs=P("data"), out_specs=P("data"))(x)
+
+    x = jax.device_put(jnp.linspace(-1, 1, 64 * 16).reshape(64, 16), NamedSharding(mesh, P("data")))
+    program = probes.Program.of(ring_sums, x)
+    quick, default = program.executable, jax.jit(program.exported.call).lower(x).compile()
+    assert probes.QUICK  # else this compares the default with itself
+    def bare(text: str) -> str:  # the program without where its lines came from
+        return re.sub(r", metadata=\{[^}]*\}", "", text.split("\n\nFileNames")[0])
+
+    assert "collective-permute" in quick.as_text() and "while" in quick.as_text()
+    assert bare(quick.as_text()) == bare(default.as_text())
+    for field in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes"):
+        assert getattr(quick.memory_analysis(), field) == getattr(default.memory_analysis(),
+                                                                  field)
+    assert quick.cost_analysis() == default.cost_analysis()
+    np.testing.assert_allclose(program.run([x])[0], default(x), rtol=1e-6)
+
 def row_sums_over_y_module() -> str:
     """The StableHLO of a psum over 'y' in a shard_map over a 4 x 2 mesh, as this JAX lowers
     it (replica groups written out as device ids)."""
