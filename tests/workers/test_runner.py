@@ -175,3 +175,40 @@ def test_a_thread_left_running_fails_each_exercise_at_the_cost_of_one_tester(mon
     assert {c.id: result.outcomes[c.id].get("threads") for c in chosen} == \
         {c.id: 1 for c in chosen}
     assert len(taken) == len(exercises) < len(chosen)
+
+
+def test_a_reply_written_in_the_workers_place_fails_the_exercise_at_the_cost_of_one_tester(
+        monkeypatch):
+    """A submission writes a reply of 6 MiB in its worker's place, before the worker's own,
+    at each call: is every test of the exercise failed with the reason, at the cost of one
+    tester, not one per test (each new tester would find the same, and a loaded machine once
+    took halo_difference's tests past the hostile batch's 20 s that way), while the next
+    exercise is measured as usual?"""
+    taken = []
+    take = runner.TESTERS.take
+
+    def counted(kind):
+        taken.append(kind)
+        return take(kind)
+
+    monkeypatch.setattr(runner.TESTERS, "take", counted)
+    bombed = [c for c in cases.for_exercise("halo_difference") if 2 in c.device_counts]
+    fine = [c for c in cases.for_exercise("distributed_dot") if 2 in c.device_counts]
+    assert len(bombed) > 1
+    source = Source("b.py", "b.py", "import sys\n\n"
+                    "def halo_difference(x):\n"
+                    "    frame = sys._getframe()\n"
+                    "    while frame.f_code.co_name != 'serve':\n"
+                    "        frame = frame.f_back\n"
+                    "    line = '{\"req\": \"%s\", \"ok\": true, \"pad\": \"%s\"}\\n' % (\n"
+                    "        frame.f_locals['req'], 'x' * (6 * 2**20))\n"
+                    "    frame.f_locals['write'](line)\n"
+                    "    frame.f_locals['flush']()\n"
+                    "    return x\n\n"
+                    "def distributed_dot(a, b):\n    return 0.0\n")
+    result = runner.run([source], [*bombed, *fine], 2, Limits(exercise=60, cell=60))
+    too_large = msg.MSG_REPLY_TOO_LARGE.format(what="over 4 MiB")
+    assert {c.id: result.outcomes[c.id].get("unreadable") for c in bombed} == \
+        {c.id: too_large for c in bombed}
+    assert all("unreadable" not in result.outcomes[c.id] for c in fine)
+    assert len(taken) == 2  # one dropped with the forged reply, one for distributed_dot
