@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+import pytest
 from markers import NEEDS_THE_SANDBOX
 
 import grader
@@ -152,19 +153,25 @@ def test_a_tester_that_cannot_start_leaves_the_run_unfinished(monkeypatch):
     assert result.outcomes == {c.id: {"ok": False, "not_run": why} for c in chosen}
 
 
-def test_a_thread_left_running_fails_each_exercise_at_the_cost_of_one_tester(monkeypatch):
+@pytest.fixture
+def taken(monkeypatch) -> list:
+    """The kinds of the testers a run takes from the pool, one entry each, as it takes them."""
+    kinds = []
+    take = runner.TESTERS.take
+
+    def counted(kind):
+        kinds.append(kind)
+        return take(kind)
+
+    monkeypatch.setattr(runner.TESTERS, "take", counted)
+    return kinds
+
+
+def test_a_thread_left_running_fails_each_exercise_at_the_cost_of_one_tester(taken):
     """A thread the submission started runs on while its functions are measured: is every
     test of every exercise failed for that reason, and does finding it cost one tester per
     exercise, not one per test? (A tester asked mid-probe is dropped and a new one started:
     one per test took pmean_update_step's nine tests past the hostile batch's 20 s on CI.)"""
-    taken = []
-    take = runner.TESTERS.take
-
-    def counted(kind):
-        taken.append(kind)
-        return take(kind)
-
-    monkeypatch.setattr(runner.TESTERS, "take", counted)
     exercises = ("halo_difference", "pmean_update_step")
     chosen = [c for name in exercises for c in cases.for_exercise(name) if 2 in c.device_counts]
     source = Source("t.py", "t.py", "import threading, time\n\n"
@@ -178,20 +185,12 @@ def test_a_thread_left_running_fails_each_exercise_at_the_cost_of_one_tester(mon
 
 
 def test_a_reply_written_in_the_workers_place_fails_the_exercise_at_the_cost_of_one_tester(
-        monkeypatch):
+        taken):
     """A submission writes a reply of 6 MiB in its worker's place, before the worker's own,
     at each call: is every test of the exercise failed with the reason, at the cost of one
     tester, not one per test (each new tester would find the same, and a loaded machine once
     took halo_difference's tests past the hostile batch's 20 s that way), while the next
     exercise is measured as usual?"""
-    taken = []
-    take = runner.TESTERS.take
-
-    def counted(kind):
-        taken.append(kind)
-        return take(kind)
-
-    monkeypatch.setattr(runner.TESTERS, "take", counted)
     bombed = [c for c in cases.for_exercise("halo_difference") if 2 in c.device_counts]
     fine = [c for c in cases.for_exercise("distributed_dot") if 2 in c.device_counts]
     assert len(bombed) > 1
