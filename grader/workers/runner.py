@@ -189,9 +189,11 @@ def _measure(worker: WorkerProcess, tester: _Tester, todo: dict[str, list[Case]]
                     reply = replies.failed(msg.MSG_REPLIES_TOO_MANY_BYTES.format(
                         devices=worker.devices, mib=replies.MAX_RUN_BYTES // 2**20))
                 result.outcomes[c.id] = reply
-                if not reply.get("ok") and any(key in reply for key in LASTS):
-                    # What ended this test would end each of the exercise's others, each at
-                    # the cost of a tester (dropped mid-probe): they fail with it at once.
+                if not reply.get("ok") and tester.process is None \
+                        and any(key in reply for key in LASTS):
+                    # The worker's answer ended this test and the tester was dropped mid-probe:
+                    # it would end each of the exercise's others too, each at the cost of a
+                    # tester. They fail with it at once.
                     for rest in pending[i + 1:]:
                         result.outcomes[rest.id] = reply
                     break
@@ -206,9 +208,10 @@ ASKS = ("call", "export", "shardings", "replay")
 #: What a worker's reply to such a request may say that ends the test at once: the seal was
 #: broken, a thread ran, or the reply could not be read (see grader.workers.replies).
 ENDS_THE_TEST = ("tampered", "threads", "unreadable")
-#: What ends the exercise with it: a thread, which outlives the test; a reply that cannot be
-#: read, which only a submission writing in its worker's place makes (a worker's own replies
-#: are bounded), or the run's kept replies past their bound, which the next test passes too.
+#: What ends the exercise with it when the worker's answer says it: a thread, which outlives
+#: the test; an answer that cannot be read, which only a submission writing in its worker's
+#: place makes (the worker's own answers are bounded). (A tester's outcome that cannot be read
+#: fails its own test alone.)
 LASTS = ("threads", "unreadable")
 
 
