@@ -209,9 +209,9 @@ ASKS = ("call", "export", "shardings", "replay")
 #: broken, a thread ran, or the reply could not be read (see grader.workers.replies).
 ENDS_THE_TEST = ("tampered", "threads", "unreadable")
 #: What ends the exercise with it when the worker's answer says it: a thread, which outlives
-#: the test; an answer that cannot be read, which only a submission writing in its worker's
-#: place makes (the worker's own answers are bounded). (A tester's outcome that cannot be read
-#: fails its own test alone.)
+#: the test; an answer that cannot be read (one forged in the worker's place, or one far larger
+#: than any test needs), which the exercise's other tests would meet again. (A tester's
+#: outcome that cannot be read fails its own test alone.)
 LASTS = ("threads", "unreadable")
 
 
