@@ -340,6 +340,10 @@ def test_a_copy_of_a_program_compiled_before_is_not_compiled_again(mesh):
     assert [float(programs[name, 1].run(x)[0]) for name in ("total", "largest")] == [120, 15]
 
 
+def bare(text: str) -> str:
+    """Compiled HLO text without where its lines came from (metadata and the file tables)."""
+    return re.sub(r", metadata=\{[^}]*\}", "", text.split("\n\nFileNames")[0])
+
 
 def test_a_measured_program_compiles_quickly_to_the_same_program(mesh):
     """Is the executable a measure reads (compiled without LLVM's optimisation of the machine
@@ -359,9 +363,6 @@ def test_a_measured_program_compiles_quickly_to_the_same_program(mesh):
     program = probes.Program.of(ring_sums, x)
     quick, default = program.executable, jax.jit(program.exported.call).lower(x).compile()
     assert probes.QUICK  # else this compares the default with itself
-    def bare(text: str) -> str:  # the program without where its lines came from
-        return re.sub(r", metadata=\{[^}]*\}", "", text.split("\n\nFileNames")[0])
-
     assert "collective-permute" in quick.as_text() and "while" in quick.as_text()
     assert bare(quick.as_text()) == bare(default.as_text())
     for field in ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes"):
@@ -369,6 +370,7 @@ def test_a_measured_program_compiles_quickly_to_the_same_program(mesh):
                                                                   field)
     assert quick.cost_analysis() == default.cost_analysis()
     np.testing.assert_allclose(program.run([x])[0], default(x), rtol=1e-6)
+
 
 def row_sums_over_y_module() -> str:
     """The StableHLO of a psum over 'y' in a shard_map over a 4 x 2 mesh, as this JAX lowers
